@@ -1,0 +1,38 @@
+"""Where things live in a checkout. One place, so the CLI, the site plugin and the runbooks agree."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+SCHEMA_PATH = PACKAGE_DIR / "schema" / "entry.schema.json"
+ASSETS_DIR = PACKAGE_DIR / "assets"
+
+
+def repo_root(start: Path | None = None) -> Path:
+    """The checkout root: $ERRBOOK_ROOT, else the nearest parent holding errata/ and mkdocs.yml."""
+    env = os.environ.get("ERRBOOK_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "errata").is_dir() and (d / "mkdocs.yml").is_file():
+            return d
+    # Installed editable from a checkout: fall back to the package's own checkout.
+    guess = PACKAGE_DIR.parent.parent
+    if (guess / "errata").is_dir():
+        return guess
+    raise FileNotFoundError("not inside an errbook checkout (no errata/ and mkdocs.yml found); set ERRBOOK_ROOT")
+
+
+def errata_dir(root: Path) -> Path:
+    return root / "errata"
+
+
+def ledger_path(root: Path) -> Path:
+    return root / "runbooks" / "ledger.jsonl"
+
+
+def executed_dir(root: Path) -> Path:
+    """Executed runbooks are kept inside docs/ so mkdocs-jupyter renders them with their outputs."""
+    return root / "docs" / "verification" / "runs"

@@ -1,0 +1,126 @@
+"""The portable signature regex subset.
+
+A signature must mean the same thing to RE2 (the CLI's engine, linear time), to JavaScript's RegExp (the paste
+page) and to Python's re (used only to parse). This module checks a pattern against that subset and extracts the
+literal text every match must contain (used to prefilter big logs and to measure how specific a pattern is).
+"""
+from __future__ import annotations
+
+import re
+from re import _constants as C  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+
+MIN_ANCHOR = 4          # every pattern must contain a literal of at least this many characters
+MAX_UNBOUNDED = 4       # unbounded repeats per pattern
+MAX_NESTED_REPEAT = 16  # a repeated group may itself contain repeats only when its own bound is this small
+
+_ALLOWED_AT = {C.AT_BEGINNING, C.AT_END, C.AT_BOUNDARY, C.AT_NON_BOUNDARY}
+_ALLOWED_CATEGORY = {C.CATEGORY_DIGIT, C.CATEGORY_NOT_DIGIT, C.CATEGORY_SPACE, C.CATEGORY_NOT_SPACE,
+                     C.CATEGORY_WORD, C.CATEGORY_NOT_WORD}
+
+
+class SubsetError(ValueError):
+    pass
+
+
+def _check_source(p: str) -> None:
+    for bad, why in (("(?P", "named groups (Python-only syntax)"), ("(?<", "named groups or lookbehind"),
+                     ("(?=", "lookahead"), ("(?!", "lookahead"), ("(?i", "inline flags (use ignore_case)"),
+                     ("(?m", "inline flags"), ("(?s", "inline flags"), ("(?x", "inline flags"), ("(?#", "comments"),
+                     ("{,", "'{,n}' (JavaScript reads it literally)"), ("\\Z", "\\Z"), ("\\A", "\\A"),
+                     ("\\z", "\\z"), ("\\p", "\\p classes"), ("\\P", "\\P classes"), ("\\N", "\\N escapes"),
+                     ("\\u", "\\u escapes"), ("\\U", "\\U escapes")):
+        if bad in p:
+            raise SubsetError(f"not in the portable subset: {why}")
+    if re.search(r"\\[1-9]", p) or re.search(r"\\0", p):
+        raise SubsetError("not in the portable subset: backreferences or octal escapes")
+
+
+def _walk(items, in_repeat_bound: int | None, counts: dict) -> None:
+    for op, av in items:
+        if op in (C.LITERAL, C.NOT_LITERAL, C.ANY):
+            continue
+        if op is C.IN:
+            for iop, iav in av:
+                if iop is C.CATEGORY and iav not in _ALLOWED_CATEGORY:
+                    raise SubsetError(f"character class category {iav} not portable")
+                if iop not in (C.LITERAL, C.RANGE, C.CATEGORY, C.NEGATE):
+                    raise SubsetError(f"character class item {iop} not portable")
+            continue
+        if op is C.AT:
+            if av not in _ALLOWED_AT:
+                raise SubsetError(f"anchor {av} not portable")
+            continue
+        if op is C.SUBPATTERN:
+            group, add_flags, del_flags, sub = av
+            if add_flags or del_flags:
+                raise SubsetError("inline flags are not portable")
+            _walk(sub, in_repeat_bound, counts)
+            continue
+        if op is C.BRANCH:
+            if in_repeat_bound is not None and in_repeat_bound > MAX_NESTED_REPEAT:
+                raise SubsetError("alternation inside an unbounded repeat (can backtrack exponentially)")
+            for b in av[1]:
+                _walk(b, in_repeat_bound, counts)
+            continue
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT):
+            lo, hi, sub = av
+            unbounded = hi is C.MAXREPEAT
+            if unbounded:
+                counts["unbounded"] += 1
+            if in_repeat_bound is not None and (in_repeat_bound > MAX_NESTED_REPEAT or unbounded):
+                raise SubsetError("nested repeats (a repeat inside an unbounded or large repeat) are not allowed")
+            simple = all(o in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN) for o, _ in sub)
+            _walk(sub, None if simple else (MAX_NESTED_REPEAT + 1 if unbounded else hi), counts)
+            continue
+        raise SubsetError(f"construct {op} is not in the portable subset")
+
+
+def _literal_runs(items) -> list[str]:
+    """Literal strings that any match must contain, from the top-level concatenation."""
+    runs: list[str] = []
+    cur: list[str] = []
+    for op, av in items:
+        if op is C.LITERAL:
+            cur.append(chr(av))
+            continue
+        if cur:
+            runs.append("".join(cur))
+            cur = []
+        if op is C.SUBPATTERN:
+            runs.extend(_literal_runs(av[3]))
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
+            inner = _literal_runs(av[2])
+            runs.extend(inner[:1])
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def parse(pattern: str):
+    try:
+        return sre_parse.parse(pattern, re.ASCII)
+    except re.error as e:
+        raise SubsetError(f"does not compile: {e}") from None
+
+
+def check(pattern: str, ignore_case: bool = False) -> dict:
+    """Raise SubsetError if pattern is not portable; else return {'anchor', 'literal_chars'}."""
+    _check_source(pattern)
+    if ignore_case and not pattern.isascii():
+        raise SubsetError("ignore_case patterns must be ASCII (case folding differs between engines)")
+    tree = parse(pattern)
+    if tree.state.groupdict:
+        raise SubsetError("named groups are not portable")
+    counts = {"unbounded": 0}
+    _walk(list(tree), None, counts)
+    if counts["unbounded"] > MAX_UNBOUNDED:
+        raise SubsetError(f"more than {MAX_UNBOUNDED} unbounded repeats")
+    runs = _literal_runs(list(tree))
+    words = [w for r in runs for w in r.split() if len(w) >= MIN_ANCHOR]
+    if not words:
+        raise SubsetError(f"needs a literal word of at least {MIN_ANCHOR} characters outside optional parts "
+                          "(it anchors the fast prefilter and keeps the pattern specific)")
+    anchor = max(words, key=len)
+    return {"anchor": anchor.lower() if ignore_case else anchor,
+            "literal_chars": sum(len(r.strip()) for r in runs)}

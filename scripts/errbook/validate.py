@@ -1,0 +1,165 @@
+"""`errbook validate`: the schema plus the cross-checks a schema cannot express. Each finding names file:line:field."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+
+from . import entries as entries_mod
+from . import matcher, paths, regexsubset
+
+PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
+
+
+@dataclass
+class Finding:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field or '<entry>'}: {self.message}"
+
+
+def field_name(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    cls = jsonschema.validators.validator_for(schema())
+    cls.check_schema(schema())
+    return cls(schema(), format_checker=None)
+
+
+def _schema_findings(e: entries_mod.Entry) -> list[Finding]:
+    out = []
+    for err in _validator().iter_errors(e.data):
+        path = tuple(err.absolute_path)
+        msg = err.message
+        if err.validator == "required":
+            # Point at the mapping that lacks the key, name the key in the field.
+            missing = msg.split("'")[1] if "'" in msg else ""
+            fpath = path + ((missing,) if missing else ())
+            out.append(Finding(e.rel, e.line_of(path), field_name(fpath), msg))
+            continue
+        if err.validator == "additionalProperties":
+            extra = [k for k in (err.instance or {}) if k not in err.schema.get("properties", {})]
+            for k in extra:
+                out.append(Finding(e.rel, e.line_of(path + (k,)), field_name(path + (k,)), "unknown field"))
+            continue
+        if len(msg) > 300:
+            msg = msg[:300] + "…"
+        out.append(Finding(e.rel, e.line_of(path), field_name(path), msg))
+    return out
+
+
+def _signature_findings(e: entries_mod.Entry) -> list[Finding]:
+    out = []
+    sigs = e.get("signatures") or []
+    seen_ids: set[str] = set()
+    for i, sig in enumerate(sigs):
+        if not isinstance(sig, dict):
+            continue
+        base = ("signatures", i)
+        sid = sig.get("id")
+        if sid in seen_ids:
+            out.append(Finding(e.rel, e.line_of(base + ("id",)), field_name(base + ("id",)), f"duplicate signature id '{sid}'"))
+        seen_ids.add(sid)
+        steps_key = "sequence" if "sequence" in sig else "pattern"
+        steps = sig.get(steps_key)
+        steps = steps if isinstance(steps, list) else [steps]
+        bad = False
+        for k, p in enumerate(steps):
+            if not isinstance(p, str):
+                bad = True
+                continue
+            fpath = base + ((steps_key, k) if steps_key == "sequence" else (steps_key,))
+            try:
+                regexsubset.check(p, bool(sig.get("ignore_case")))
+                matcher.compile_pattern(p, bool(sig.get("ignore_case")))
+            except (regexsubset.SubsetError, Exception) as ex:  # re2.error has no stable public base
+                out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"bad pattern: {ex}"))
+                bad = True
+        if bad or not isinstance(sig.get("id"), str) or "priority" not in sig:
+            continue
+        m = matcher.Matcher([matcher.build_signature(e.id, sig)])
+        for key, must in (("examples", True), ("counter_examples", False)):
+            for j, ex in enumerate(sig.get(key) or []):
+                if not isinstance(ex, dict) or not isinstance(ex.get("text"), str):
+                    continue
+                hit = bool(m.match_text(ex["text"]))
+                if hit != must:
+                    fpath = base + (key, j, "text")
+                    what = "does not match this example" if must else "matches this counter-example"
+                    out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"signature '{sid}' {what}"))
+    return out
+
+
+def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Finding]:
+    out: list[Finding] = []
+    owner: dict[str, entries_mod.Entry] = {}
+    for e in all_entries:
+        names = [("id", e.get("id"))] + [(("aliases", i), a) for i, a in enumerate(e.get("aliases") or [])]
+        for fp, name in names:
+            if not isinstance(name, str):
+                continue
+            fpath = fp if isinstance(fp, tuple) else (fp,)
+            if name in owner and owner[name] is not e:
+                out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath),
+                                   f"'{name}' is already used by {owner[name].rel}"))
+            else:
+                owner[name] = e
+    ids = {e.get("id") for e in all_entries}
+    for e in all_entries:
+        stem = e.path.stem
+        if isinstance(e.get("id"), str) and stem != e.id:
+            out.append(Finding(e.rel, e.line_of(("id",)), "id", f"file name must be {e.id}.yaml"))
+        klass = e.get("class")
+        if isinstance(klass, str) and e.path.parent.name != klass:
+            out.append(Finding(e.rel, e.line_of(("class",)), "class", f"entry of class '{klass}' must live in errata/{klass}/"))
+        for i, r in enumerate(e.get("related") or []):
+            if r not in ids:
+                out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]", f"no entry with id '{r}'"))
+            elif r == e.id:
+                out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]", "an entry cannot relate to itself"))
+        ver = e.get("verification")
+        if isinstance(ver, dict) and isinstance(ver.get("runbook"), str):
+            rb = root / ver["runbook"]
+            if not rb.is_file():
+                out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
+                                   f"runbook file {ver['runbook']} does not exist"))
+        refs = e.get("references")
+        if isinstance(refs, list) and refs and not any(isinstance(r, dict) and r.get("kind") in PRIMARY_KINDS for r in refs):
+            out.append(Finding(e.rel, e.line_of(("references",)), "references",
+                               "needs at least one primary source (docs, source, issue, release-notes or spec)"))
+        if isinstance(e.get("modified"), str) and isinstance(e.get("published"), str) and e["modified"] < e["published"]:
+            out.append(Finding(e.rel, e.line_of(("modified",)), "modified", "modified is earlier than published"))
+    return out
+
+
+def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
+    loaded, load_errors = entries_mod.load_all(root)
+    findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
+    for e in loaded:
+        findings += _schema_findings(e)
+        findings += _signature_findings(e)
+    findings += _cross_findings(loaded, root)
+    findings.sort(key=lambda f: (f.file, f.line, f.field))
+    return loaded, findings
+
+
+def findings_json(findings: list[Finding]) -> list[dict]:
+    return [asdict(f) for f in findings]
