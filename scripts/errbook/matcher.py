@@ -75,6 +75,11 @@ class Scan:
         self.counts: dict[int, int] = {}
         self._seq = {i: _SeqState([None] * len(s.steps)) for i, s in enumerate(sigs) if len(s.steps) > 1}
 
+    def reset_sequences(self) -> None:
+        """A new input (another rank's log) starts: no sequence continues across inputs."""
+        for st in self._seq.values():
+            st.partial = [None] * len(st.partial)
+
     def feed(self, lineno: int, line: str, source: str = "", candidates: Iterable[int] | None = None) -> None:
         idx = range(len(self.sigs)) if candidates is None else candidates
         for i in idx:
@@ -175,7 +180,7 @@ class Matcher:
         """Match a whole in-memory text (examples, runbook output)."""
         scan = self.new_scan()
         for n, raw in enumerate(text.split("\n"), 1):
-            line = normalize.clean_line(raw)
+            line = normalize.clean_line(normalize.cap_raw(raw))
             scan.feed(n, line, source, self.candidates(line))
         return scan.results()
 

@@ -6,7 +6,7 @@ import re
 RAW_CAP_BYTES = 65536   # a raw line is cut here before cleaning (memory stays flat on a 100 MB line)
 LINE_CAP = 4096         # a cleaned line is cut here before matching (bounds regex work per line)
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]", re.ASCII)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]", re.ASCII)
 # Non-ASCII spaces and \v \f become a plain space so \s means the same in RE2, Python and JavaScript.
 _SPACES = re.compile("[\u000b\u000c\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]")
 # Prefixes that launchers and CI systems put before the real message; stripped repeatedly from the left.
@@ -37,6 +37,14 @@ def clean_line(raw: str) -> str:
     if len(line) > LINE_CAP:
         line = line[:LINE_CAP]
     return line
+
+
+def cap_raw(line: str) -> str:
+    """The in-memory twin of decode(): cut a line at RAW_CAP_BYTES of UTF-8."""
+    if len(line) * 3 <= RAW_CAP_BYTES:
+        return line
+    b = line.encode("utf-8", "surrogatepass")
+    return b[:RAW_CAP_BYTES].decode("utf-8", "replace") if len(b) > RAW_CAP_BYTES else line
 
 
 def decode(raw: bytes) -> str:

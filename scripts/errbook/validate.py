@@ -66,7 +66,9 @@ def _schema_findings(e: entries_mod.Entry) -> list[Finding]:
     return out
 
 
-def _signature_findings(e: entries_mod.Entry) -> list[Finding]:
+def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
+    """Patterns compile in the portable subset; examples match; counter-examples do not.
+    broken: indexes of signatures that already failed the schema (their examples are not tried)."""
     out = []
     sigs = e.get("signatures") or []
     seen_ids: set[str] = set()
@@ -93,7 +95,7 @@ def _signature_findings(e: entries_mod.Entry) -> list[Finding]:
             except (regexsubset.SubsetError, Exception) as ex:  # re2.error has no stable public base
                 out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"bad pattern: {ex}"))
                 bad = True
-        if bad or not isinstance(sig.get("id"), str) or "priority" not in sig:
+        if bad or i in broken:
             continue
         m = matcher.Matcher([matcher.build_signature(e.id, sig)])
         for key, must in (("examples", True), ("counter_examples", False)):
@@ -105,6 +107,27 @@ def _signature_findings(e: entries_mod.Entry) -> list[Finding]:
                     fpath = base + (key, j, "text")
                     what = "does not match this example" if must else "matches this counter-example"
                     out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"signature '{sid}' {what}"))
+    return out
+
+
+def _todo_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
+    """Scaffolded text left unfinished: an entry (or its runbook) still saying TODO is not done."""
+    out: list[Finding] = []
+
+    def walk(v, path):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, path + (k,))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, path + (i,))
+        elif isinstance(v, str) and "TODO" in v:
+            out.append(Finding(e.rel, e.line_of(path), field_name(path), "unfinished: still contains TODO"))
+    walk(e.data, ())
+    rb = (e.get("verification") or {}).get("runbook") if isinstance(e.get("verification"), dict) else None
+    if isinstance(rb, str) and (root / rb).is_file() and "TODO" in (root / rb).read_text(encoding="utf-8", errors="replace"):
+        out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
+                           f"unfinished: {rb} still contains TODO"))
     return out
 
 
@@ -154,8 +177,11 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
     for e in loaded:
-        findings += _schema_findings(e)
-        findings += _signature_findings(e)
+        schema_f = _schema_findings(e)
+        findings += schema_f
+        broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
+        findings += _signature_findings(e, broken)
+        findings += _todo_findings(e, root)
     findings += _cross_findings(loaded, root)
     findings.sort(key=lambda f: (f.file, f.line, f.field))
     return loaded, findings

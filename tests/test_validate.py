@@ -1,0 +1,151 @@
+"""errbook validate: every problem is reported with the file, the exact line and the field path."""
+import json
+from pathlib import Path
+
+import pytest
+
+from errbook import validate
+from conftest import errbook
+
+BASE = (Path(__file__).parent.parent / "errata" / "compile" / "RMN-0001.yaml").read_text(encoding="utf-8")
+
+
+def line_of(text: str, needle: str, nth: int = 0) -> int:
+    lines = [i for i, l in enumerate(text.splitlines(), 1) if needle in l]
+    return lines[nth]
+
+
+def run(root: Path, text: str, name: str = "RMN-0001", klass: str = "compile"):
+    (root / "errata" / klass / f"{name}.yaml").write_text(text, encoding="utf-8")
+    _, findings = validate.validate(root)
+    return findings
+
+
+def test_real_entry_is_valid(mini_root):
+    _, findings = validate.validate(mini_root)
+    assert findings == []
+
+
+def test_malformed_yaml_names_line(mini_root):
+    text = BASE.replace("tags: [hipcc, hipify, headers, porting]", "tags: [hipcc, hipify\nsummary: oops")
+    f = run(mini_root, text)
+    assert len(f) == 1 and f[0].file == "errata/compile/RMN-0001.yaml"
+    assert "YAML syntax" in f[0].message
+    assert f[0].line == line_of(text, "summary: oops")
+
+
+def test_wrong_type_names_field_and_line(mini_root):
+    text = BASE.replace("    priority: 4", "    priority: high")
+    f = run(mini_root, text)
+    assert [(x.field, x.line) for x in f] == [("signatures[0].priority", line_of(text, "priority: high"))]
+    assert "'high' is not of type 'integer'" in f[0].message
+
+
+def test_missing_required_field_points_at_mapping(mini_root):
+    text = BASE.replace('title_zh: "hipcc 编译未移植的 CUDA 源码时报 \'cuda_runtime.h\' file not found"\n', "")
+    f = run(mini_root, text)
+    assert [(x.field, x.line) for x in f] == [("title_zh", 1)]
+    assert "'title_zh' is a required property" in f[0].message
+
+
+def test_unknown_field(mini_root):
+    text = BASE.replace("class: compile", "class: compile\nseverity: high")
+    f = run(mini_root, text)
+    assert [(x.field, x.line, x.message) for x in f] == [("severity", line_of(text, "severity: high"), "unknown field")]
+
+
+def test_duplicate_yaml_key(mini_root):
+    text = BASE.replace("class: compile", "class: compile\nclass: runtime")
+    f = run(mini_root, text)
+    assert len(f) == 1 and f[0].line == line_of(text, "class: runtime") and "duplicate key 'class'" in f[0].message
+
+
+def test_duplicate_ids_across_files(mini_root):
+    (mini_root / "errata" / "compile" / "RMN-0002.yaml").write_text(BASE, encoding="utf-8")
+    _, f = validate.validate(mini_root)
+    msgs = [(x.file, x.field, x.message) for x in f]
+    assert ("errata/compile/RMN-0002.yaml", "id", "'RMN-0001' is already used by errata/compile/RMN-0001.yaml") in msgs
+    assert ("errata/compile/RMN-0002.yaml", "id", "file name must be RMN-0001.yaml") in msgs
+
+
+def test_bad_regex(mini_root):
+    text = BASE.replace('pattern: "fatal error: \'?cuda', 'pattern: "fatal error: (\'?cuda')
+    f = run(mini_root, text)
+    assert f[0].field == "signatures[0].pattern" and f[0].line == line_of(text, "pattern: ")
+    assert "does not compile" in f[0].message
+
+
+@pytest.mark.parametrize("pattern, why", [
+    (r"(?<=fatal) error: cuda_runtime", "lookbehind"),
+    (r"(fatal)\\1 error cuda_runtime", "backreferences"),
+    (r"(?:a|aa)*cuda_runtime", "alternation inside an unbounded repeat"),
+    (r"(?:x+y)+ cuda_runtime", "nested repeats"),
+    (r"\\d+: \\w+", "literal word"),
+])
+def test_non_portable_or_unsafe_regex(mini_root, pattern, why):
+    import re as _re
+    text = _re.sub(r'    pattern: ".*"', lambda m: f'    pattern: "{pattern}"', BASE, count=1)
+    f = run(mini_root, text)
+    assert any(x.field == "signatures[0].pattern" and why in x.message for x in f), f
+
+
+def test_example_must_match_and_counter_example_must_not(mini_root):
+    text = BASE.replace("a.hip:1:10: fatal error: 'cuda_runtime.h' file not found",
+                        "a.hip:1:10: fatal error: 'cuda_runtime.hpp' missing")
+    text = text.replace('- text: "-- Looking for cuda_runtime.h - found"',
+                        '- text: "x.cu:1:1: fatal error: cuda_fp16.h: No such file or directory"')
+    f = run(mini_root, text)
+    got = {(x.field, x.line) for x in f}
+    assert ("signatures[0].examples[0].text", line_of(text, "- text: |")) in got
+    assert ("signatures[0].counter_examples[1].text", line_of(text, "cuda_fp16.h: No such file")) in got
+
+
+def test_missing_runbook_and_dangling_related(mini_root):
+    text = BASE.replace("related: []", "related: [RMN-0999]").replace(
+        "runbook: runbooks/compile/RMN-0001.ipynb", "runbook: runbooks/compile/RMN-0077.ipynb")
+    f = run(mini_root, text)
+    got = {(x.field, x.line, x.message) for x in f}
+    assert ("related[0]", line_of(text, "related: [RMN-0999]"), "no entry with id 'RMN-0999'") in got
+    assert ("verification.runbook", line_of(text, "runbook: runbooks/compile/RMN-0077.ipynb"),
+            "runbook file runbooks/compile/RMN-0077.ipynb does not exist") in got
+
+
+def test_reference_must_be_primary_and_https(mini_root):
+    text = BASE.replace("    kind: docs", "    kind: article")
+    text = text.replace("url: https://rocm.docs.amd.com/projects/HIPIFY/en/latest/", "url: javascript:alert(1)")
+    f = run(mini_root, text)
+    got = {(x.field, x.line) for x in f}
+    assert ("references", line_of(text, "references:")) in got
+    assert ("references[1].url", line_of(text, "url: javascript:alert(1)")) in got
+
+
+def test_wrong_class_folder(mini_root):
+    (mini_root / "errata" / "runtime").mkdir()
+    (mini_root / "errata" / "compile" / "RMN-0001.yaml").rename(mini_root / "errata" / "runtime" / "RMN-0001.yaml")
+    _, f = validate.validate(mini_root)
+    assert [(x.file, x.field) for x in f] == [("errata/runtime/RMN-0001.yaml", "class")]
+
+
+def test_cli_exit_codes_and_output(mini_root):
+    r = errbook("validate", root=mini_root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = BASE.replace("    priority: 4", "    priority: 9")
+    (mini_root / "errata" / "compile" / "RMN-0001.yaml").write_text(text, encoding="utf-8")
+    r = errbook("validate", root=mini_root)
+    assert r.returncode == 1
+    assert f"errata/compile/RMN-0001.yaml:{line_of(text, 'priority: 9')}: signatures[0].priority:" in r.stdout.decode()
+    r = errbook("validate", "--json", root=mini_root)
+    data = json.loads(r.stdout)
+    assert data["findings"][0]["field"] == "signatures[0].priority" and r.returncode == 1
+    r = errbook("validate", "--bogus", root=mini_root)
+    assert r.returncode == 2
+
+
+def test_scaffold_next_id_and_todo_flagged(mini_root):
+    r = errbook("new", "runtime", "Something breaks", "--json", root=mini_root)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["entry"].endswith("errata/runtime/RMN-0002.yaml")
+    assert Path(out["runbook"]).is_file()
+    _, f = validate.validate(mini_root)
+    assert any(x.file == "errata/runtime/RMN-0002.yaml" and "TODO" in x.message for x in f)
