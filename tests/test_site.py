@@ -1,0 +1,143 @@
+"""The site: `mkdocs build --strict` alone builds everything from the entries and the ledger."""
+import html as html_mod
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import BASE_ENTRY, make_root
+
+HOSTILE = {
+    "title": "Broken <script>alert('t')</script> build",
+    "summary": "Text with <img src=x onerror=alert(2)> and [click](javascript:alert(3)) and {: onclick=\"alert(4)\" }.",
+    "root_cause": "Cause <iframe src=javascript:alert(5)></iframe>\n\n# not a heading\n\n!!! danger \"fake\"",
+}
+
+
+def build(root: Path, out: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
+                           "-d", str(out)], capture_output=True, text=True, cwd=root, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = make_root(tmp_path_factory.mktemp("site") / "root", with_docs=True)
+    data = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    data.update(HOSTILE, id="RMN-0002", related=["RMN-0001"], aliases=[])
+    data["fix"][1]["code"]["after"] = "```\n</code></pre><script>alert(6)</script>\n```"
+    data["references"][0]["title"] = "\"><script>alert(7)</script>"
+    data["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
+    (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    rec = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "outcome": "passed",
+           "tiers": {"static": {"outcome": "passed"}, "toolchain": {"outcome": "passed"},
+                     "rocm": {"outcome": "skipped", "reason": "no AMD GPU with ROCm on this machine"}},
+           "fingerprint": {"platform": "cpu"}, "platform_label": "CPU (no GPU)", "date": "2026-11-30T00:00:00Z",
+           "commit": "abcdef1234567"}
+    gpu = dict(rec, tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
+               platform_label="CUDA · NVIDIA H200")
+    (root / "runbooks" / "ledger.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(gpu) + "\n{corrupt\n")
+    out = root.parent / "out"
+    r = build(root, out)
+    return root, out, r
+
+
+def text_of(page: str) -> str:
+    return html_mod.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_strict_build_passes(built):
+    _, out, r = built
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_one_page_per_entry_and_indexes(built):
+    _, out, _ = built
+    assert sorted(p.name for p in (out / "entries").iterdir()) == ["RMN-0001", "RMN-0002"]
+    for page in ("overview", "classes/compile", "classes/runtime", "classes/performance", "corrections",
+                 "verification", "tags", "triage", "onboarding", "contributing", "schema"):
+        assert (out / page / "index.html").is_file(), page
+    assert json.loads((out / "schema" / "entry-1.schema.json").read_text())["title"].startswith("ROCm")
+    compile_idx = (out / "classes" / "compile" / "index.html").read_text()
+    assert "RMN-0001" in compile_idx and "RMN-0002" in compile_idx
+
+
+def test_entry_text_is_inert(built):
+    _, out, _ = built
+    html = (out / "entries" / "RMN-0002" / "index.html").read_text()
+    for bad in ("<script>alert", "<img src=x", 'href="javascript:alert', "<iframe"):
+        assert bad not in html, bad
+    # parsed as a browser would: no element carries an injected handler, no script holds injected code
+    from html.parser import HTMLParser
+
+    found = []
+
+    class P(HTMLParser):
+        in_script = False
+
+        def handle_starttag(self, tag, attrs):
+            self.in_script = tag == "script"
+            found.extend((tag, k, v) for k, v in attrs if v and "alert" in v and (k.startswith("on") or v.strip().lower().startswith("javascript:")))
+            found.extend([(tag, "tag", "")] if tag in ("img", "iframe") else [])
+
+        def handle_data(self, data):
+            if self.in_script and "alert(" in data:
+                found.append(("script", "body", data[:80]))
+
+    P().feed(html)
+    assert found == []
+    assert "&lt;script&gt;alert" in html          # shown as text
+    assert "not a heading" in html and "<h1 id=\"not-a-heading\"" not in html
+    assert "alert(6)" in text_of(html) and "<script>alert(6)" not in html
+
+
+def test_entry_page_shows_verification_and_corrections(built):
+    _, out, _ = built
+    t = text_of((out / "entries" / "RMN-0001" / "index.html").read_text())
+    assert "toolchain ✅ CPU (no GPU)" in t
+    assert "Not yet verified on AMD hardware" in t
+    assert "What people believe" in t and "What is true" in t
+    m = text_of((out / "verification" / "index.html").read_text())
+    assert "CUDA · NVIDIA H200" in m and "ROCm (AMD GPU)" in m
+    assert "ledger.jsonl:3: corrupt record" in m
+    c = text_of((out / "corrections" / "index.html").read_text())
+    assert "ROCM_PATH only tells tools where ROCm is" in c
+
+
+def test_related_links_both_ways(built):
+    _, out, _ = built
+    assert "../RMN-0002/" in (out / "entries" / "RMN-0001" / "index.html").read_text()
+
+
+def test_search_index_has_segmented_chinese(built):
+    _, out, _ = built
+    idx = json.loads((out / "search" / "search_index.json").read_text())
+    docs = [d for d in idx["docs"] if d["location"].startswith("entries/RMN-0001/")]
+    assert docs and any("\u200b" in d["text"] for d in docs)   # jieba segmentation inserted separators
+
+
+def test_paste_page_assets(built):
+    _, out, _ = built
+    js = (out / "assets" / "errbook" / "signatures.js").read_text()
+    assert js.startswith("window.ERRBOOK_BUNDLE = ") and "cuda-header-not-found" in js
+    assert (out / "assets" / "errbook" / "triage.js").is_file()
+
+
+def test_invalid_entry_fails_the_build(tmp_path):
+    root = make_root(tmp_path / "root", with_docs=True)
+    p = root / "errata" / "compile" / "RMN-0001.yaml"
+    p.write_text(p.read_text().replace("    priority: 4", "    priority: high"))
+    r = build(root, tmp_path / "out")
+    assert r.returncode != 0 and "RMN-0001.yaml" in r.stdout + r.stderr and "signatures[0].priority" in r.stdout + r.stderr
+
+
+def test_unknown_entry_reference_fails_the_build(tmp_path):
+    root = make_root(tmp_path / "root", with_docs=True)
+    (root / "docs" / "onboarding.md").write_text("# x\n\n[[RMN-0404]]\n")
+    r = build(root, tmp_path / "out")
+    assert r.returncode != 0 and "RMN-0404" in r.stdout + r.stderr

@@ -1,0 +1,91 @@
+"""errbook triage: streaming, hostile input, several files, JSON output, exit codes, the opt-in tally."""
+import io
+import json
+import time
+
+import pytest
+
+from errbook import entries, matcher, triage
+from conftest import errbook
+
+ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
+
+
+def test_match_json_and_exit_code(mini_root, tmp_path):
+    log = tmp_path / "build.log"
+    log.write_bytes(b"[  2%] Building HIP object\n" + ERR + b"1 error generated when compiling for gfx90a.\n")
+    r = errbook("triage", "--json", str(log), root=mini_root)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    top = out["matches"][0]
+    assert top["id"] == "RMN-0001" and top["score"] > 0
+    assert top["evidence"][0]["lines"][0] == {"line": 2, "text": ERR.decode().strip()}
+    assert top["runbook"] == "errbook run RMN-0001"
+
+
+def test_no_match_is_exit_1_and_missing_file_exit_2(mini_root, tmp_path):
+    (tmp_path / "ok.log").write_text("all fine\n")
+    assert errbook("triage", str(tmp_path / "ok.log"), root=mini_root).returncode == 1
+    assert errbook("triage", str(tmp_path / "missing.log"), root=mini_root).returncode == 2
+
+
+def test_stdin(mini_root):
+    r = errbook("triage", "--json", root=mini_root, input=b"x\n" + ERR)
+    assert r.returncode == 0 and json.loads(r.stdout)["matches"][0]["evidence"][0]["lines"][0]["line"] == 2
+
+
+def _scan(root, data: bytes, chunk: int, monkeypatch):
+    monkeypatch.setattr(triage, "CHUNK", chunk)
+    loaded, _ = entries.load_all(root)
+    m = matcher.Matcher.from_entries(loaded)
+    s = m.new_scan()
+    n, b = triage.scan_stream(m, io.BytesIO(data), s)
+    return s.results(), n, b
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1000, 1 << 20])
+def test_chunk_boundaries_do_not_change_results(mini_root, monkeypatch, chunk):
+    data = b"".join(b"line %d of build output\n" % i for i in range(300)) + ERR + b"tail\n" * 5
+    res, n, b = _scan(mini_root, data, chunk, monkeypatch)
+    assert n == 306 and b == len(data)
+    assert res[0]["evidence"][0]["lines"][0]["line"] == 301
+
+
+def test_huge_line_binary_garbage_and_invalid_utf8(mini_root, monkeypatch):
+    import os
+    huge = b"cuda_runtime.h " * (7 * 1024 * 1024)     # ~100 MB single line full of the anchor
+    garbage = os.urandom(1 << 20).replace(b"\n", b"\x00")
+    data = huge + b"\n" + garbage + b"\n\xff\xfe\xc3(invalid utf8\n" + ERR
+    t0 = time.time()
+    res, n, _ = _scan(mini_root, data, 8 << 20, monkeypatch)
+    assert time.time() - t0 < 60
+    assert n == 4 and res[0]["evidence"][0]["lines"][-1]["line"] == 4
+
+
+def test_empty_file(mini_root, tmp_path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    r = errbook("triage", "--json", str(tmp_path / "empty.log"), root=mini_root)
+    assert r.returncode == 1 and json.loads(r.stdout)["matches"] == []
+
+
+def test_several_files_are_one_log_per_rank(mini_root, tmp_path):
+    (tmp_path / "rank0.log").write_bytes(b"fine\n")
+    (tmp_path / "rank1.log").write_bytes(b"x\ny\n" + ERR)
+    r = errbook("triage", "--json", str(tmp_path / "rank0.log"), str(tmp_path / "rank1.log"), root=mini_root)
+    ev = json.loads(r.stdout)["matches"][0]["evidence"][0]["lines"][0]
+    assert ev["line"] == 3 and ev["source"].endswith("rank1.log")
+
+
+def test_tally_is_opt_in_and_holds_no_log_text(mini_root, tmp_path):
+    log = tmp_path / "b.log"
+    log.write_bytes(b"SECRET-TOKEN-123\n" + ERR)
+    tally = tmp_path / "tally.jsonl"
+    errbook("triage", str(log), root=mini_root)
+    assert not tally.exists()
+    errbook("triage", "--tally", str(tally), str(log), root=mini_root)
+    errbook("triage", "--tally", str(tally), str(log), root=mini_root)
+    text = tally.read_text()
+    assert "SECRET" not in text and "cuda_runtime" not in text
+    assert [json.loads(l)["top"] for l in text.splitlines()] == ["RMN-0001", "RMN-0001"]
+    r = errbook("triage", "--show-tally", "--tally", str(tally), root=mini_root)
+    assert r.stdout.decode().split() == ["2", "RMN-0001"]
