@@ -10,42 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import BASE_ENTRY, make_root
-
-HOSTILE = {
-    "title": "Broken <script>alert('t')</script> build",
-    "summary": "Text with <img src=x onerror=alert(2)> and [click](javascript:alert(3)) and {: onclick=\"alert(4)\" }.",
-    "root_cause": "Cause <iframe src=javascript:alert(5)></iframe>\n\n# not a heading\n\n!!! danger \"fake\"",
-}
-
-
-def build(root: Path, out: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
-                           "-d", str(out)], capture_output=True, text=True, cwd=root, env=env, timeout=600)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = make_root(tmp_path_factory.mktemp("site") / "root", with_docs=True)
-    data = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
-    data.update(HOSTILE, id="RMN-0002", related=["RMN-0001"], aliases=[])
-    data["fix"][1]["code"]["after"] = "```\n</code></pre><script>alert(6)</script>\n```"
-    data["references"][0]["title"] = "\"><script>alert(7)</script>"
-    data["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
-    (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    rec = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "outcome": "passed",
-           "tiers": {"static": {"outcome": "passed"}, "toolchain": {"outcome": "passed"},
-                     "rocm": {"outcome": "skipped", "reason": "no AMD GPU with ROCm on this machine"}},
-           "fingerprint": {"platform": "cpu"}, "platform_label": "CPU (no GPU)", "date": "2026-11-30T00:00:00Z",
-           "commit": "abcdef1234567"}
-    gpu = dict(rec, tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
-               platform_label="CUDA · NVIDIA H200")
-    (root / "runbooks" / "ledger.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(gpu) + "\n{corrupt\n")
-    out = root.parent / "out"
-    r = build(root, out)
-    return root, out, r
-
+from conftest import build, make_root
 
 def text_of(page: str) -> str:
     return html_mod.unescape(re.sub(r"<[^>]+>", " ", page))
