@@ -134,9 +134,10 @@ class Runbook:
                 o = "passed"
             else:
                 o = "skipped"
+            first = next(c for c in cs if c["outcome"] == o) if o != "passed" else None
             out[t] = {"outcome": o, "checks": len(cs),
                       "passed": sum(c["outcome"] == "passed" for c in cs),
-                      **({"reason": cs[0].get("reason")} if o == "skipped" else {})}
+                      **({"reason": f"{first['name']}: {first.get('reason', '')}"[:500]} if first else {})}
         return out
 
     def finish(self) -> dict:

@@ -1,0 +1,95 @@
+"""errbook run: outcomes of good, failing, raising, hanging and crashing runbooks; the ledger; every real runbook."""
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+import yaml
+
+from errbook import ledger, platform, scaffold
+from conftest import BASE_ENTRY, REPO, errbook
+
+BODIES = {
+    "RMN-0002": ("failed", '@rb.check("static", "a check that fails")\ndef _():\n    assert 1 + 1 == 3, "arithmetic is broken"'),
+    "RMN-0003": ("error", "raise RuntimeError('the notebook itself broke')"),
+    "RMN-0004": ("timeout", "import time\ntime.sleep(600)"),
+    "RMN-0005": ("crashed", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
+    "RMN-0006": ("passed", '@rb.check("static", "fine")\ndef _():\n    assert 2 + 2 == 4\n\n'
+                           '@rb.check("rocm", "needs an AMD GPU", needs="torch-rocm")\ndef _():\n    raise AssertionError("must not run here")'),
+}
+
+
+@pytest.fixture
+def run_root(mini_root):
+    base = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    for eid, (_, body) in BODIES.items():
+        d = dict(base, id=eid, aliases=[], related=[])
+        d["verification"] = {"runbook": f"runbooks/compile/{eid}.ipynb", "tiers": ["static", "rocm"]}
+        (mini_root / "errata" / "compile" / f"{eid}.yaml").write_text(yaml.safe_dump(d, allow_unicode=True))
+        nb = scaffold.build_notebook(eid, "fixture", "A deliberately misbehaving runbook.", [("code", body)])
+        scaffold.write_notebook(mini_root / "runbooks" / "compile" / f"{eid}.ipynb", nb)
+    return mini_root
+
+
+def test_outcomes_are_recorded_and_do_not_hide_each_other(run_root, tmp_path):
+    led = tmp_path / "ledger.jsonl"
+    ids = sorted(BODIES)
+    r = errbook("run", *ids, "--tier", "static,rocm", "--timeout", "15", "--jobs", "2", "--ledger", str(led),
+                "--out", str(tmp_path / "nb"), "--json", root=run_root)
+    assert r.returncode == 1, r.stderr
+    recs = {x["entry"]: x for x in json.loads(r.stdout)["records"]}
+    assert {k: v["outcome"] for k, v in recs.items()} == {k: v[0] for k, v in BODIES.items()}
+    assert recs["RMN-0002"]["tiers"]["static"]["reason"] == "a check that fails: arithmetic is broken"
+    ok = recs["RMN-0006"]["tiers"]
+    assert ok["static"]["outcome"] == "passed"
+    assert ok["rocm"]["outcome"] == "skipped" and ok["rocm"]["reason"]          # skipped, never passed
+    assert recs["RMN-0005"]["tiers"] == {"static": {"outcome": "crashed"}, "rocm": {"outcome": "crashed"}}
+    saved, problems = ledger.read(led)
+    assert problems == [] and sorted(x["entry"] for x in saved) == ids
+    for rec in saved:
+        assert rec["fingerprint"]["platform"] == platform.detect()["fingerprint"]["platform"]
+        assert rec["date"].endswith("Z") and rec["commit"]
+    assert (tmp_path / "nb" / "RMN-0006--cpu.ipynb").is_file()
+
+
+def _append_many(args):
+    path, worker = args
+    for i in range(50):
+        ledger.append(Path(path), {"entry": f"RMN-{worker:04d}", "runbook": "x", "outcome": "passed", "tiers": {},
+                                   "fingerprint": {"platform": "cpu"}, "date": "2026-01-01T00:00:00Z",
+                                   "commit": "c", "pad": "x" * (1000 * (i % 7))})
+
+
+def test_concurrent_appends_never_interleave(tmp_path):
+    p = tmp_path / "ledger.jsonl"
+    with multiprocessing.Pool(8) as pool:
+        pool.map(_append_many, [(str(p), w) for w in range(8)])
+    recs, problems = ledger.read(p)
+    assert problems == [] and len(recs) == 400
+
+
+def test_corrupt_line_is_reported_not_dropped(tmp_path):
+    p = tmp_path / "ledger.jsonl"
+    good = {"entry": "RMN-0001", "runbook": "x", "outcome": "passed", "tiers": {}, "fingerprint": {},
+            "date": "d", "commit": "c"}
+    p.write_text(json.dumps(good) + "\n{\"entry\": \"RMN-0002\", \"outc")   # a writer killed mid-line
+    ledger.append(p, good)
+    recs, problems = ledger.read(p)
+    assert len(recs) == 2 and len(problems) == 1 and problems[0].startswith("ledger.jsonl:2: corrupt record")
+    r = errbook("ledger", root=REPO)   # the real ledger reads cleanly
+    assert r.returncode == 0, r.stderr
+
+
+def test_every_real_runbook_passes_its_available_tiers(tmp_path):
+    """CI's verification run: every runbook's static and toolchain tiers, for real."""
+    r = errbook("run", "--all", "--tier", "static,toolchain", "--jobs", "2", "--timeout", "300",
+                "--no-ledger", "--out", str(tmp_path / "nb"), "--json", root=REPO, timeout=3000)
+    recs = json.loads(r.stdout)["records"]
+    bad = {x["entry"]: (x["outcome"], x.get("reason", "")[:300]) for x in recs if x["outcome"] != "passed"}
+    assert not bad, bad
+    assert r.returncode == 0
+    have_toolchain = platform.detect()["tiers"]["toolchain"] is None
+    for x in recs:
+        assert x["tiers"].get("static", {}).get("outcome") in ("passed", None)
+        if have_toolchain and "toolchain" in x["tiers"]:
+            assert x["tiers"]["toolchain"]["outcome"] == "passed", x["entry"]
