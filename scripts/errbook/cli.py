@@ -97,6 +97,22 @@ def cmd_ledger(args) -> int:
     return EXIT_FINDINGS if problems else EXIT_OK
 
 
+def cmd_eval(args) -> int:
+    from . import evaluate
+    res = evaluate.evaluate(_root(args))
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print(f"real logs: {res['real_logs']} ({res['entries_covered']} entries)  top-1 {res['top1']:.1%}  "
+              f"top-3 {res['top3']:.1%}")
+        print(f"benign logs: {res['benign_logs']}  false-positive rate {res['false_positive_rate']:.1%}")
+        for r in res["misses"]:
+            print(f"  miss: {r['name']} expected {r['expect']} got {r['got']}")
+        for r in res["false_positives"]:
+            print(f"  false positive: {r['name']} -> {r['got']}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="errbook", description="The ROCm migration error notebook toolkit.")
     p.add_argument("--version", action="version", version=f"errbook {__version__}")
@@ -146,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--no-progress", action="store_true")
     s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("eval", help="triage accuracy on the labelled evaluation logs in tests/triage_eval/")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_eval)
 
     s = sub.add_parser("platform", help="what this machine can run: tiers, toolchains, GPU")
     s.add_argument("--json", action="store_true")
