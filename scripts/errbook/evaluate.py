@@ -36,7 +36,7 @@ def rank(m: matcher_mod.Matcher, path: Path) -> list[str]:
 def evaluate(root: Path) -> dict:
     loaded, _ = entries_mod.load_all(root)
     active = list(entries_mod.active(loaded))
-    m = matcher_mod.Matcher.from_entries(active)
+    m = matcher_mod.Matcher.from_entries(active, skipped=[])
     real, benign = load_set(root)
     rows = []
     for case in real:

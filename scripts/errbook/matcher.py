@@ -151,13 +151,20 @@ class Matcher:
                 self._by_anchor.setdefault((a, s.ignore_case), set()).add(i)
 
     @classmethod
-    def from_entries(cls, entries, only: set[str] | None = None) -> "Matcher":
+    def from_entries(cls, entries, only: set[str] | None = None, skipped: list | None = None) -> "Matcher":
+        """Raises on an unusable signature, unless `skipped` is given: then it is noted there and left out
+        (triage during an incident must not die because one entry is being edited)."""
         sigs = []
         for e in entries:
             if e.withdrawn or (only is not None and e.id not in only):
                 continue
             for sig in e.get("signatures", []):
-                sigs.append(build_signature(e.id, sig))
+                try:
+                    sigs.append(build_signature(e.id, sig))
+                except Exception as ex:
+                    if skipped is None:
+                        raise
+                    skipped.append(f"{e.rel}: signature {sig.get('id')!r}: {ex}")
         return cls(sigs)
 
     def candidates(self, line: str) -> list[int]:

@@ -128,6 +128,8 @@ def needs_available(info: dict) -> dict[str, str | None]:
         "torch-gpu": None if t.get("available") else ("PyTorch sees no GPU" if t.get("version") else "PyTorch is not installed, so no GPU can be used"),
         "torch-cuda": None if t.get("available") and t.get("cuda") and not t.get("hip") else "no CUDA GPU through PyTorch",
         "torch-rocm": None if t.get("available") and t.get("hip") else "no ROCm GPU through PyTorch",
+        "cmake": None if shutil.which("cmake") else "CMake is not installed",
+        "node": None if shutil.which("node") else "Node.js is not installed",
         "rocminfo": None if r.get("gfx") else "no AMD GPU visible to rocminfo (/dev/kfd missing or not accessible)",
     }
 

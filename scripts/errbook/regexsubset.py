@@ -121,6 +121,13 @@ def check(pattern: str, ignore_case: bool = False) -> dict:
     if not words:
         raise SubsetError(f"needs a literal word of at least {MIN_ANCHOR} characters outside optional parts "
                           "(it anchors the fast prefilter and keeps the pattern specific)")
-    anchor = max(words, key=len)
+    anchor = max((r.strip() for r in runs if len(r.strip()) >= MIN_ANCHOR), key=_anchor_score)
     return {"anchor": anchor.lower() if ignore_case else anchor,
             "literal_chars": sum(len(r.strip()) for r in runs)}
+
+
+def _anchor_score(run: str) -> tuple:
+    """Prefer the literal least likely to occur in ordinary log lines: identifiers (underscores, digits,
+    inner capitals) and long multi-word phrases beat short common words such as 'error' or 'size'."""
+    ident = bool(re.search(r"[_0-9]|[a-z][A-Z]", run))
+    return (len(run) + (12 if ident else 0), run)

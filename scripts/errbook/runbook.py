@@ -27,6 +27,10 @@ from . import entries, matcher, paths, platform
 OUTCOMES = ("passed", "failed", "error", "skipped")
 
 
+class Skip(Exception):
+    """Raise inside a check when this machine cannot show what the check is about (say why)."""
+
+
 @lru_cache(maxsize=None)
 def _entry(entry_id: str):
     root = paths.repo_root()
@@ -49,6 +53,8 @@ def _parse_tiers(tiers) -> list[str]:
 
 
 class Runbook:
+    Skip = Skip
+
     def __init__(self, entry_id: str, tiers="static,toolchain,gpu,rocm", result_path: str = ""):
         self.entry_id = entry_id
         self.selected = _parse_tiers(tiers)
@@ -91,6 +97,9 @@ class Runbook:
                     if detail is not None:
                         rec["detail"] = detail if isinstance(detail, (str, int, float, dict, list)) else str(detail)
                     print(f"[passed]  {tier}: {name}")
+                except Skip as e:
+                    rec.update(outcome="skipped", reason=str(e) or "skipped by the check")
+                    print(f"[skipped] {tier}: {name} — {rec['reason']}")
                 except AssertionError as e:
                     rec.update(outcome="failed", reason=(str(e) or "assertion failed")[-2000:])
                     print(f"[FAILED]  {tier}: {name}\n{rec['reason']}")

@@ -19,6 +19,20 @@ from . import normalize
 
 CHUNK = 8 << 20
 _ANSI_B = re.compile(normalize._ANSI.pattern.encode())
+# UTF-8 forms of the characters clean_line() turns into a plain space (anchors may contain spaces).
+_SPACES_B = re.compile(b"|".join(re.escape(ch.encode()) for ch in
+                                 "\u000b\u000c\u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
+                                 + "".join(chr(c) for c in range(0x2000, 0x200B))))
+
+
+def probe_bytes(data: bytes) -> bytes:
+    """What the prefilter searches: raw bytes without colour codes and with odd spaces made plain, so an
+    anchor is found wherever the cleaned line will contain it. Newlines are never touched."""
+    if b"\x1b" in data:
+        data = _ANSI_B.sub(b"", data)
+    if _SPACES_B.search(data):
+        data = _SPACES_B.sub(b" ", data)
+    return data
 
 
 def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str = "") -> tuple[int, int]:
@@ -30,7 +44,7 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
     overflow = False    # the current line is longer than cap; the rest is skipped until its newline
 
     def one_line(raw: bytes, lineno: int) -> None:
-        if m.prefilter is None or m.prefilter.search(_ANSI_B.sub(b"", raw) if b"\x1b" in raw else raw):
+        if m.prefilter is None or m.prefilter.search(probe_bytes(raw)):
             line = normalize.clean_line(normalize.decode(raw))
             scan.feed(lineno, line, source, m.candidates(line))
 
@@ -38,7 +52,7 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
         # data: whole lines, each ending with \n
         nonlocal base
         if m.prefilter is not None:
-            probe = _ANSI_B.sub(b"", data) if b"\x1b" in data else data
+            probe = probe_bytes(data)
             seen = set()
             lines = None
             for hit in m.prefilter.finditer(probe):
@@ -113,7 +127,9 @@ def _has_long_line(chunk: bytes, cap: int) -> bool:
 def triage_files(root: Path, files: list[str], stdin=None) -> tuple[list[dict], dict, list]:
     loaded, errors = entries_mod.load_all(root)
     active = list(entries_mod.active(loaded))
-    m = matcher_mod.Matcher.from_entries(active)
+    skipped: list[str] = []
+    m = matcher_mod.Matcher.from_entries(active, skipped=skipped)
+    errors = list(errors) + skipped
     scan = m.new_scan()
     stats = {"lines": 0, "bytes": 0, "files": 0}
     sources = files or ["-"]
@@ -170,7 +186,8 @@ def main(args, root: Path) -> int:
         print(f"errbook triage: {e}", file=sys.stderr)
         return 2
     for err in errors:
-        print(f"errbook triage: skipped unreadable entry {err.rel}:{err.line}: {err.message}", file=sys.stderr)
+        where = err if isinstance(err, str) else f"{err.rel}:{err.line}: {err.message}"
+        print(f"errbook triage: skipped {where} (run errbook validate)", file=sys.stderr)
     top = results[: max(1, args.top)]
     if args.tally is not None and results:
         p = tally_path(args.tally)
