@@ -38,6 +38,9 @@ except Exception as e:
 
 
 def git_commit(root: Path) -> str:
+    """HEAD (+dirty when tracked files changed); ERRBOOK_COMMIT overrides it for copies without .git."""
+    if os.environ.get("ERRBOOK_COMMIT"):
+        return os.environ["ERRBOOK_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         sha = out.stdout.strip()
