@@ -89,3 +89,14 @@ def test_tally_is_opt_in_and_holds_no_log_text(mini_root, tmp_path):
     assert [json.loads(l)["top"] for l in text.splitlines()] == ["RMN-0001", "RMN-0001"]
     r = errbook("triage", "--show-tally", "--tally", str(tally), root=mini_root)
     assert r.stdout.decode().split() == ["2", "RMN-0001"]
+
+
+def test_prefilter_hit_spanning_lines_does_not_hide_a_later_match():
+    """\\s can match a newline in the raw chunk; the line after such a hit must still be checked."""
+    s = matcher.build_signature("RMN-0001", {"id": "x", "priority": 3, "pattern": r"cannot open\s+shared object"})
+    m = matcher.Matcher([s])
+    scan = m.new_scan()
+    data = b"noise\nERROR: cannot open\ncannot open shared object file\n"
+    triage.scan_stream(m, io.BytesIO(data), scan)
+    assert [ln["line"] for ev in scan.results()[0]["evidence"] for ln in ev["lines"]] == [3]
+    assert m.match_text(data.decode())[0]["evidence"] == scan.results()[0]["evidence"]

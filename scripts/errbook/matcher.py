@@ -13,6 +13,7 @@ so one specific signature outranks any number of hits on a generic one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import re
 from typing import Iterable
 
 import re2
@@ -49,8 +50,8 @@ def build_signature(entry_id: str, sig: dict) -> Signature:
     compiled = [compile_pattern(p, ic) for p in steps]
     literal = sum(i["literal_chars"] for i in infos)
     weight = 100 * int(sig.get("priority", 1)) + min(literal, 50) + (10 if len(steps) > 1 else 0)
-    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), weight,
-                     [i["anchor"] for i in infos], compiled)
+    anchors = sorted({a for i in infos for a in i["anchors"]})
+    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), weight, anchors, compiled)
 
 
 @dataclass
@@ -137,13 +138,24 @@ class Scan:
 class Matcher:
     def __init__(self, sigs: list[Signature]):
         self.sigs = sigs
-        # Prefilter: one RE2 alternation of every signature step's anchor literal, run over raw byte chunks.
-        exact = sorted({a for s in sigs if not s.ignore_case for a in s.anchors})
-        folded = sorted({a for s in sigs if s.ignore_case for a in s.anchors})
-        parts = [re2.escape(a.encode()) for a in exact]
-        if folded:
-            parts.append(b"(?i:" + b"|".join(re2.escape(a.encode()) for a in folded) + b")")
-        self.prefilter = re2.compile(b"|".join(parts)) if parts else None
+        # Prefilter: one RE2 alternation of every step's own pattern, run over raw byte chunks (as grep -E -f
+        # does). It finds a superset of the lines that match after cleaning: cleaning only keeps a substring of
+        # the raw line (the last \r segment, the text after a stripped prefix, the head before the cap), so the
+        # pattern with its ^/$ dropped still matches the raw line. Steps with other anchors fall back to their
+        # literal anchors. Hits are then verified line by line with the exact engine.
+        parts: list[bytes] = []
+        for sg in sigs:
+            for p in sg.steps:
+                q = p[1:] if p.startswith("^") else p
+                if q.endswith("$") and not q.endswith("\\$"):
+                    q = q[:-1]
+                if re.search(r"(?<![\\\[])[\^$]", q):
+                    parts += [re2.escape(a.encode()) for a in sg.anchors]
+                    continue
+                parts.append(("(?i:" if sg.ignore_case else "(?:").encode() + q.encode() + b")")
+        opts = re2.Options()
+        opts.max_mem = 256 << 20
+        self.prefilter = re2.compile(b"|".join(parts), opts) if parts else None
         # anchor -> signature indexes whose steps carry it (to test only those signatures on a candidate line)
         self._by_anchor: dict[tuple[str, bool], set[int]] = {}
         for i, s in enumerate(sigs):

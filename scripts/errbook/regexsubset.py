@@ -97,6 +97,53 @@ def _literal_runs(items) -> list[str]:
     return runs
 
 
+def _requirements(items) -> list[frozenset]:
+    """Sets of literals of which every match contains at least one (alternations give several members)."""
+    reqs = [frozenset([r.strip()]) for r in _literal_runs(items) if len(r.strip()) >= MIN_ANCHOR]
+    for op, av in items:
+        sub = None
+        if op is C.SUBPATTERN:
+            sub = av[3]
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1:
+            sub = av[2]
+        if sub is not None:
+            reqs += [r for r in _requirements(list(sub)) if len(r) > 1]
+            for o2, a2 in sub:
+                if o2 is C.BRANCH:
+                    reqs += _branch_requirement(a2[1])
+        elif op is C.BRANCH:
+            reqs += _branch_requirement(av[1])
+    return reqs
+
+
+def _branch_requirement(branches) -> list[frozenset]:
+    best = []
+    for b in branches:
+        r = _requirements(list(b))
+        if not r:
+            return []
+        best.append(max(r, key=_req_score))
+    return [frozenset().union(*best)]
+
+
+# Words so common in ordinary build and runtime output that they make poor prefilter anchors.
+_COMMON = {"error", "error:", "errors", "warning", "warning:", "failed", "failure", "cannot", "unable", "invalid",
+           "undefined", "reference", "function", "module", "size", "rocm", "found", "file", "with", "from",
+           "device", "memory", "kernel", "version", "library", "support", "supported", ": error:"}
+
+
+def _anchor_score(run: str) -> tuple:
+    """Prefer the literal least likely to occur in ordinary log lines: identifiers (underscores, digits,
+    inner capitals) and long multi-word phrases beat short common words such as 'error' or 'size'."""
+    ident = bool(re.search(r"[_0-9]|[a-z][A-Z]", run))
+    common = run.lower() in _COMMON
+    return (len(run) + (12 if ident else 0) - (20 if common else 0), run)
+
+
+def _req_score(req: frozenset) -> tuple:
+    return min(_anchor_score(r) for r in req)
+
+
 def parse(pattern: str):
     try:
         return sre_parse.parse(pattern, re.ASCII)
@@ -117,17 +164,10 @@ def check(pattern: str, ignore_case: bool = False) -> dict:
     if counts["unbounded"] > MAX_UNBOUNDED:
         raise SubsetError(f"more than {MAX_UNBOUNDED} unbounded repeats")
     runs = _literal_runs(list(tree))
-    words = [w for r in runs for w in r.split() if len(w) >= MIN_ANCHOR]
-    if not words:
-        raise SubsetError(f"needs a literal word of at least {MIN_ANCHOR} characters outside optional parts "
+    reqs = _requirements(list(tree))
+    if not reqs:
+        raise SubsetError(f"needs a literal of at least {MIN_ANCHOR} characters that every match contains "
                           "(it anchors the fast prefilter and keeps the pattern specific)")
-    anchor = max((r.strip() for r in runs if len(r.strip()) >= MIN_ANCHOR), key=_anchor_score)
-    return {"anchor": anchor.lower() if ignore_case else anchor,
+    best = sorted(max(reqs, key=_req_score))
+    return {"anchors": [a.lower() for a in best] if ignore_case else best,
             "literal_chars": sum(len(r.strip()) for r in runs)}
-
-
-def _anchor_score(run: str) -> tuple:
-    """Prefer the literal least likely to occur in ordinary log lines: identifiers (underscores, digits,
-    inner capitals) and long multi-word phrases beat short common words such as 'error' or 'size'."""
-    ident = bool(re.search(r"[_0-9]|[a-z][A-Z]", run))
-    return (len(run) + (12 if ident else 0), run)

@@ -9,18 +9,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import sys
 from pathlib import Path
+
+import re2
 
 from . import entries as entries_mod
 from . import matcher as matcher_mod
 from . import normalize
 
 CHUNK = 8 << 20
-_ANSI_B = re.compile(normalize._ANSI.pattern.encode())
+_ANSI_B = re2.compile(normalize._ANSI.pattern.encode())
 # UTF-8 forms of the characters clean_line() turns into a plain space (anchors may contain spaces).
-_SPACES_B = re.compile(b"|".join(re.escape(ch.encode()) for ch in
+_SPACES_B = re2.compile(b"|".join(re2.escape(ch.encode()) for ch in
                                  "\u000b\u000c\u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
                                  + "".join(chr(c) for c in range(0x2000, 0x200B))))
 
@@ -53,23 +54,32 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
         nonlocal base
         if m.prefilter is not None:
             probe = probe_bytes(data)
-            seen = set()
             lines = None
-            for hit in m.prefilter.finditer(probe):
-                idx = probe.count(b"\n", 0, hit.start())
-                if idx in seen:
-                    continue
-                seen.add(idx)
-                if probe is data:
-                    s = data.rfind(b"\n", 0, hit.start()) + 1
-                    e = data.find(b"\n", hit.start())
-                    raw = data[s:e]
-                else:
-                    if lines is None:
-                        lines = data.split(b"\n")
-                    raw = lines[idx]
-                line = normalize.clean_line(normalize.decode(raw))
-                scan.feed(base + idx + 1, line, source, m.candidates(line))
+            pos, idx, at = 0, 0, 0           # idx: line index of position `at` (newlines counted incrementally)
+            while True:
+                hit = m.prefilter.search(probe, pos)
+                if hit is None:
+                    break
+                idx += probe.count(b"\n", at, hit.start())
+                at = hit.start()
+                # Verify every line the hit touches, then go on after the last of them: a hit spanning lines
+                # (\s matches a newline) must not hide a match on a later line it overlaps.
+                last = idx + probe.count(b"\n", hit.start(), max(hit.start(), hit.end() - 1))
+                for k in range(idx, last + 1):
+                    if probe is data:
+                        s = data.rfind(b"\n", 0, at) + 1 if k == idx else e + 1
+                        e = data.find(b"\n", s)
+                        raw = data[s:e]
+                    else:
+                        if lines is None:
+                            lines = data.split(b"\n")
+                        raw = lines[k]
+                    line = normalize.clean_line(normalize.decode(raw))
+                    scan.feed(base + k + 1, line, source, m.candidates(line))
+                nl = probe.find(b"\n", hit.end() - 1 if hit.end() > hit.start() else hit.start())
+                if nl < 0:
+                    break
+                idx, at, pos = last + 1, nl + 1, nl + 1
         base += data.count(b"\n")
 
     while True:
@@ -96,13 +106,9 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
             carry = buf[pos:pos + cap]
             overflow = len(buf) - pos > cap
             continue
-        chunk = buf[pos:last + 1]
-        if len(chunk) > cap and _has_long_line(chunk, cap):
-            for raw in chunk.split(b"\n")[:-1]:
-                base += 1
-                one_line(raw[:cap], base)
-        else:
-            block(chunk)
+        # Lines longer than the cap need no special case here: the prefilter may see past a line's cap (a
+        # superset), and each hit line is cut at the cap before it is cleaned and matched.
+        block(buf[pos:last + 1])
         rest = buf[last + 1:]
         carry = rest[:cap]
         overflow = len(rest) > cap
@@ -110,18 +116,6 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
         one_line(carry, base + 1)
         base += 1
     return base, nbytes
-
-
-def _has_long_line(chunk: bytes, cap: int) -> bool:
-    """True when some line in chunk exceeds cap bytes (then the prefilter must see only each line's head)."""
-    start = 0
-    n = len(chunk)
-    while start < n:
-        nl = chunk.find(b"\n", start, start + cap + 1)
-        if nl < 0:
-            return True
-        start = nl + 1
-    return False
 
 
 def triage_files(root: Path, files: list[str], stdin=None) -> tuple[list[dict], dict, list]:
