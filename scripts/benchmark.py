@@ -30,8 +30,9 @@ sys.path.insert(0, str(REPO / "scripts"))
 from errbook import entries, matcher, scaffold  # noqa: E402
 
 PY = sys.executable
-MEASURE = ("import resource, subprocess, sys, time\n"
-           "t = time.perf_counter(); r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+# Output goes to a real file: GNU grep stops at the first match when its output is /dev/null.
+MEASURE = ("import resource, subprocess, sys, tempfile, time\n"
+           "t = time.perf_counter(); r = subprocess.run(sys.argv[1:], stdout=tempfile.TemporaryFile())\n"
            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)")
 
 

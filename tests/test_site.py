@@ -63,8 +63,9 @@ def test_entry_text_is_inert(built):
 
 def test_entry_page_shows_verification_and_corrections(built):
     _, out, _ = built
-    t = text_of((out / "entries" / "RMN-0001" / "index.html").read_text())
-    assert "toolchain ✅ CPU (no GPU)" in t
+    page = (out / "entries" / "RMN-0001" / "index.html").read_text()
+    t = text_of(page)
+    assert re.search(r"toolchain <span class=\"twemoji\">.*?</span> CPU \(no GPU\)", page)   # passed mark as SVG
     assert "Not yet verified on AMD hardware" in t
     assert "What people believe" in t and "What is true" in t
     m = text_of((out / "verification" / "index.html").read_text())
@@ -106,3 +107,13 @@ def test_unknown_entry_reference_fails_the_build(tmp_path):
     (root / "docs" / "onboarding.md").write_text("# x\n\n[[RMN-0404]]\n")
     r = build(root, tmp_path / "out")
     assert r.returncode != 0 and "RMN-0404" in r.stdout + r.stderr
+
+
+def test_site_loads_nothing_from_other_hosts(built):
+    """No fonts, scripts, images or styles from a CDN: the site works offline and leaks nothing."""
+    _, out, _ = built
+    for page in out.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        external = re.findall(r'<(?:script|img|link|iframe)[^>]+(?:src|href)="(https?://[^"]+)"', html)
+        external = [u for u in external if not u.startswith("https://rocm.docs")]
+        assert not [u for u in external if "stylesheet" in u or u.endswith((".js", ".css", ".svg", ".png", ".woff2"))], (page, external)

@@ -44,7 +44,9 @@ def git_commit(root: Path) -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         sha = out.stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        # Run outputs (the ledger, executed notebooks) do not make the checkout dirty.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":!runbooks/ledger.jsonl", ":!docs/verification/runs"], cwd=root,
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return (sha or "unknown") + ("+dirty" if dirty and sha else "")
     except (OSError, subprocess.SubprocessError):

@@ -19,7 +19,9 @@ CLASSES = {
     "performance": ("Performance and numerics", "性能与数值", "Kernels, matrix cores, precision, tuning, profiling."),
 }
 TIER_ORDER = ("static", "toolchain", "gpu", "rocm")
-MARK = {"passed": "✅", "failed": "❌", "error": "❌", "crashed": "💥", "timeout": "⏱️", "skipped": "⏭️"}
+# Material's bundled icons: inlined as SVG at build time (no emoji font, no request to a CDN).
+MARK = {"passed": ":material-check-circle:", "failed": ":material-close-circle:", "error": ":material-close-circle:",
+        "crashed": ":material-skull:", "timeout": ":material-timer-sand:", "skipped": ":material-skip-next-circle:"}
 
 _INLINE_ESC = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "[": "&#91;", "]": "&#93;", "{": "&#123;", "}": "&#125;",
                "|": "&#124;", "\\": "&#92;", "!": "&#33;", "*": "&#42;", "_": "&#95;", "#": "&#35;", "=": "&#61;",
@@ -111,9 +113,9 @@ def status_line(e, records_by_platform: dict) -> str:
         passed = [r for r in ts["rows"] if r["outcome"] == "passed"]
         bad = [r for r in ts["rows"] if r["outcome"] in ("failed", "error", "crashed", "timeout")]
         if passed:
-            parts.append(f"{ts['tier']} ✅ " + ", ".join(sorted({inline(r['platform']) for r in passed})))
+            parts.append(f"{ts['tier']} {MARK['passed']} " + ", ".join(sorted({inline(r['platform']) for r in passed})))
         elif bad:
-            parts.append(f"{ts['tier']} ❌ {bad[0]['outcome']} on {inline(bad[0]['platform'])}")
+            parts.append(f"{ts['tier']} {MARK['failed']} {bad[0]['outcome']} on {inline(bad[0]['platform'])}")
         else:
             parts.append(f"{ts['tier']}: not yet verified")
     return " · ".join(parts)
@@ -282,7 +284,8 @@ def matrix_page(entries: list, latest: dict, problems: list[str]) -> str:
         plats["rocm:?"] = "ROCm (AMD GPU)"
     md = [front_matter({"title": "Verification matrix"}), "# Verification matrix\n",
           "Which runbook checks passed where, from the verification ledger (`runbooks/ledger.jsonl`). "
-          "✅ passed · ❌ failed · 💥 crashed · ⏱️ timed out · ⏭️ skipped (the tier could not run there) · — no run.\n"]
+          f"{MARK['passed']} passed · {MARK['failed']} failed · {MARK['crashed']} crashed · {MARK['timeout']} timed out · "
+          f"{MARK['skipped']} skipped (the tier could not run there) · — no run.\n"]
     if problems:
         md.append('!!! danger "Ledger problems"\n' + "".join(f"    - {inline(p)}\n" for p in problems))
     md.append("| Entry | " + " | ".join(inline(plats[k]) for k in keys) + " |")

@@ -18,7 +18,7 @@ from . import entries as entries_mod
 from . import matcher as matcher_mod
 from . import normalize
 
-CHUNK = 8 << 20
+CHUNK = 4 << 20
 _ANSI_B = re2.compile(normalize._ANSI.pattern.encode())
 # UTF-8 forms of the characters clean_line() turns into a plain space (anchors may contain spaces).
 _SPACES_B = re2.compile(b"|".join(re2.escape(ch.encode()) for ch in
