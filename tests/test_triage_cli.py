@@ -100,3 +100,25 @@ def test_prefilter_hit_spanning_lines_does_not_hide_a_later_match():
     triage.scan_stream(m, io.BytesIO(data), scan)
     assert [ln["line"] for ev in scan.results()[0]["evidence"] for ln in ev["lines"]] == [3]
     assert m.match_text(data.decode())[0]["evidence"] == scan.results()[0]["evidence"]
+
+
+def test_parallel_file_scan_equals_one_process(mini_root, tmp_path, monkeypatch):
+    """Workers split the file; sequences across the split and line numbers come out as in one process."""
+    seq = matcher.build_signature("RMN-0001", {"id": "seq", "priority": 4, "within": 400,
+                                              "sequence": [r"Memory access fault by GPU", r"Reason: Page not present"]})
+    m = matcher.Matcher([seq])
+    lines = [b"step %d loss 0.5\n" % i for i in range(4000)]
+    lines[1990] = b"Memory access fault by GPU node-1 on address 0x7f00\n"     # before the split point
+    lines[2010] = b"Reason: Page not present or supervisor privilege.\n"       # after it
+    lines[3999] = b"x" * 300000 + b" Memory access fault by GPU\n"             # a long line near the end
+    path = tmp_path / "big.log"
+    path.write_bytes(b"".join(lines) + b"Reason: Page not present")           # no final newline
+    one = m.new_scan()
+    with open(path, "rb") as f:
+        n1, b1 = triage.scan_stream(m, f, one)
+    monkeypatch.setattr(triage, "PARALLEL_MIN_BYTES", 0)
+    many = m.new_scan()
+    n2, b2 = triage.scan_file(m, str(path), many, workers=3)
+    assert (n1, b1) == (n2, b2) == (4001, path.stat().st_size)
+    assert one.results() == many.results()
+    assert [l["line"] for l in many.results()[0]["evidence"][0]["lines"]] == [1991, 2011]

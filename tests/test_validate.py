@@ -149,3 +149,24 @@ def test_scaffold_next_id_and_todo_flagged(mini_root):
     assert Path(out["runbook"]).is_file()
     _, f = validate.validate(mini_root)
     assert any(x.file == "errata/runtime/RMN-0002.yaml" and "TODO" in x.message for x in f)
+
+
+def test_fast_schema_path_agrees_with_jsonschema():
+    """The fastjsonschema shortcut may only say 'valid' where jsonschema finds nothing."""
+    import copy
+    from errbook import entries
+    from conftest import REPO
+    fast = validate._fast_check()
+    assert fast is not None
+    loaded, _ = entries.load_all(REPO)
+    samples = [e.data for e in loaded]
+    bad = copy.deepcopy(samples[0]); bad["signatures"][0]["priority"] = 7
+    bad2 = copy.deepcopy(samples[0]); bad2["references"][0]["url"] = "http://x"
+    bad3 = copy.deepcopy(samples[0]); bad3["signatures"][0]["sequence"] = ["abcd", "efgh"]   # pattern and sequence
+    for data in samples + [bad, bad2, bad3]:
+        try:
+            fast(data)
+            fast_ok = True
+        except Exception:
+            fast_ok = False
+        assert fast_ok == (not list(validate._validator().iter_errors(data))), data.get("id")

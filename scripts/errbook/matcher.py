@@ -13,6 +13,7 @@ so one specific signature outranks any number of hits on a generic one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import functools
 import re
 from typing import Iterable
 
@@ -38,6 +39,7 @@ class Signature:
         return self.compiled[k].search(line) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def compile_pattern(p: str, ignore_case: bool):
     return re2.compile(("(?i)" if ignore_case else "") + p)
 

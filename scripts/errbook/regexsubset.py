@@ -6,6 +6,7 @@ literal text every match must contain (used to prefilter big logs and to measure
 """
 from __future__ import annotations
 
+import functools
 import re
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -151,6 +152,7 @@ def parse(pattern: str):
         raise SubsetError(f"does not compile: {e}") from None
 
 
+@functools.lru_cache(maxsize=4096)
 def check(pattern: str, ignore_case: bool = False) -> dict:
     """Raise SubsetError if pattern is not portable; else return {'anchor', 'literal_chars'}."""
     _check_source(pattern)

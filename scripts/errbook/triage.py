@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import os
+import struct
 import sys
+import tempfile
 from pathlib import Path
 
 import re2
@@ -36,54 +39,54 @@ def probe_bytes(data: bytes) -> bytes:
     return data
 
 
-def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str = "") -> tuple[int, int]:
-    """Feed one binary stream into scan. Returns (lines, bytes)."""
+def hit_lines(m: matcher_mod.Matcher, f, limit: int | None = None, stats: dict | None = None):
+    """Yield (line number, raw bytes) for every line of a binary stream that the prefilter cannot rule out,
+    reading at most `limit` bytes. stats receives {'lines', 'bytes'} when the stream is exhausted."""
     cap = normalize.RAW_CAP_BYTES
     base = 0            # complete lines consumed so far
     nbytes = 0
     carry = b""         # head of the current unfinished line (at most cap bytes)
     overflow = False    # the current line is longer than cap; the rest is skipped until its newline
+    pf = m.prefilter
 
-    def one_line(raw: bytes, lineno: int) -> None:
-        if m.prefilter is None or m.prefilter.search(probe_bytes(raw)):
-            line = normalize.clean_line(normalize.decode(raw))
-            scan.feed(lineno, line, source, m.candidates(line))
+    def block(data: bytes):
+        # data: whole lines, each ending with \n. Lines longer than the cap need no special case: the
+        # prefilter may see past a line's cap (a superset), and hit lines are cut at the cap before matching.
+        if pf is None:
+            return
+        probe = probe_bytes(data)
+        lines = None
+        pos, idx, at = 0, 0, 0           # idx: line index of position `at` (newlines counted incrementally)
+        while True:
+            hit = pf.search(probe, pos)
+            if hit is None:
+                return
+            idx += probe.count(b"\n", at, hit.start())
+            at = hit.start()
+            # Every line the hit touches is a candidate; the search resumes after the last of them, so a hit
+            # spanning lines (\s matches a newline) cannot hide a match on a line it overlaps.
+            last = idx + probe.count(b"\n", hit.start(), max(hit.start(), hit.end() - 1))
+            e = -1
+            for k in range(idx, last + 1):
+                if probe is data:
+                    st = data.rfind(b"\n", 0, at) + 1 if k == idx else e + 1
+                    e = data.find(b"\n", st)
+                    yield base + k + 1, data[st:e]
+                else:
+                    if lines is None:
+                        lines = data.split(b"\n")
+                    yield base + k + 1, lines[k]
+            nl = probe.find(b"\n", hit.end() - 1 if hit.end() > hit.start() else hit.start())
+            if nl < 0:
+                return
+            idx, at, pos = last + 1, nl + 1, nl + 1
 
-    def block(data: bytes) -> None:
-        # data: whole lines, each ending with \n
-        nonlocal base
-        if m.prefilter is not None:
-            probe = probe_bytes(data)
-            lines = None
-            pos, idx, at = 0, 0, 0           # idx: line index of position `at` (newlines counted incrementally)
-            while True:
-                hit = m.prefilter.search(probe, pos)
-                if hit is None:
-                    break
-                idx += probe.count(b"\n", at, hit.start())
-                at = hit.start()
-                # Verify every line the hit touches, then go on after the last of them: a hit spanning lines
-                # (\s matches a newline) must not hide a match on a later line it overlaps.
-                last = idx + probe.count(b"\n", hit.start(), max(hit.start(), hit.end() - 1))
-                for k in range(idx, last + 1):
-                    if probe is data:
-                        s = data.rfind(b"\n", 0, at) + 1 if k == idx else e + 1
-                        e = data.find(b"\n", s)
-                        raw = data[s:e]
-                    else:
-                        if lines is None:
-                            lines = data.split(b"\n")
-                        raw = lines[k]
-                    line = normalize.clean_line(normalize.decode(raw))
-                    scan.feed(base + k + 1, line, source, m.candidates(line))
-                nl = probe.find(b"\n", hit.end() - 1 if hit.end() > hit.start() else hit.start())
-                if nl < 0:
-                    break
-                idx, at, pos = last + 1, nl + 1, nl + 1
-        base += data.count(b"\n")
+    def one(raw: bytes):
+        return pf is None or pf.search(probe_bytes(raw)) is not None
 
     while True:
-        buf = f.read(CHUNK)
+        want = CHUNK if limit is None else min(CHUNK, limit - nbytes)
+        buf = f.read(want) if want > 0 else b""
         if not buf:
             break
         nbytes += len(buf)
@@ -98,7 +101,8 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
                 continue
             if not overflow:
                 carry += buf[:min(nl, cap - len(carry))]
-            one_line(carry, base + 1)
+            if one(carry):
+                yield base + 1, carry
             base += 1
             carry, overflow, pos = b"", False, nl + 1
         last = buf.rfind(b"\n", pos)
@@ -106,15 +110,96 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
             carry = buf[pos:pos + cap]
             overflow = len(buf) - pos > cap
             continue
-        # Lines longer than the cap need no special case here: the prefilter may see past a line's cap (a
-        # superset), and each hit line is cut at the cap before it is cleaned and matched.
-        block(buf[pos:last + 1])
+        chunk = buf[pos:last + 1]
+        yield from block(chunk)
+        base += chunk.count(b"\n")
         rest = buf[last + 1:]
         carry = rest[:cap]
         overflow = len(rest) > cap
     if carry or overflow:
-        one_line(carry, base + 1)
+        if one(carry):
+            yield base + 1, carry
         base += 1
+    if stats is not None:
+        stats.update(lines=base, bytes=nbytes)
+
+
+def _feed(m, scan, source, lineno: int, raw: bytes) -> None:
+    line = normalize.clean_line(normalize.decode(raw))
+    scan.feed(lineno, line, source, m.candidates(line))
+
+
+def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str = "") -> tuple[int, int]:
+    """Feed one binary stream into scan, in one process. Returns (lines, bytes)."""
+    stats: dict = {}
+    for lineno, raw in hit_lines(m, f, stats=stats):
+        _feed(m, scan, source, lineno, raw)
+    return stats["lines"], stats["bytes"]
+
+
+# --- several processes for a big regular file --------------------------------------------------------------
+# Workers only run the prefilter over their byte range and spill the hit lines to a temporary file; the parent
+# then feeds them in file order, so ordered multi-line sequences and line numbers are exactly as in one process.
+PARALLEL_MIN_BYTES = 64 << 20
+_WORKER_MATCHER: matcher_mod.Matcher | None = None
+
+
+def _worker(path: str, start: int, end: int, spill: str) -> tuple[int, int]:
+    stats: dict = {}
+    with open(path, "rb") as f, open(spill, "wb") as out:
+        f.seek(start)
+        for lineno, raw in hit_lines(_WORKER_MATCHER, f, limit=end - start, stats=stats):
+            raw = raw[:normalize.RAW_CAP_BYTES]
+            out.write(struct.pack("<QI", lineno, len(raw)))
+            out.write(raw)
+    return stats["lines"], stats["bytes"]
+
+
+def _line_aligned_bounds(path: str, size: int, parts: int) -> list[int]:
+    """Split points at line starts (found by reading ahead in 1 MiB steps, so a huge line costs no memory)."""
+    bounds = [0]
+    with open(path, "rb") as f:
+        for i in range(1, parts):
+            pos = max(bounds[-1], size * i // parts)
+            f.seek(pos)
+            while True:
+                b = f.read(1 << 20)
+                if not b:
+                    pos = size
+                    break
+                nl = b.find(b"\n")
+                if nl >= 0:
+                    pos += nl + 1
+                    break
+                pos += len(b)
+            bounds.append(min(pos, size))
+    bounds.append(size)
+    return sorted(set(bounds))
+
+
+def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, source: str = "",
+              workers: int | None = None) -> tuple[int, int]:
+    """Feed a file into scan; a big regular file is prefiltered by several processes (one per core)."""
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    if workers < 2 or size < PARALLEL_MIN_BYTES:
+        with open(path, "rb") as f:
+            return scan_stream(m, f, scan, source)
+    global _WORKER_MATCHER
+    _WORKER_MATCHER = m          # inherited by the forked workers (compiled RE2 objects cannot be pickled)
+    bounds = _line_aligned_bounds(path, size, workers)
+    with tempfile.TemporaryDirectory(prefix="errbook-triage-") as tmp:
+        jobs = [(path, a, b, os.path.join(tmp, f"{i}.hits")) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+        with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+            counts = pool.starmap(_worker, jobs)
+        base = nbytes = 0
+        for (_, _, _, spill), (lines, nb) in zip(jobs, counts):
+            with open(spill, "rb") as f:
+                while head := f.read(12):
+                    lineno, n = struct.unpack("<QI", head)
+                    _feed(m, scan, source, base + lineno, f.read(n))
+            base += lines
+            nbytes += nb
     return base, nbytes
 
 
@@ -134,8 +219,7 @@ def triage_files(root: Path, files: list[str], stdin=None) -> tuple[list[dict], 
             f = stdin or sys.stdin.buffer
             n, b = scan_stream(m, f, scan, "stdin" if multi else "")
         else:
-            with open(src, "rb") as f:
-                n, b = scan_stream(m, f, scan, src if multi else "")
+            n, b = scan_file(m, src, scan, src if multi else "")
         stats["lines"] += n
         stats["bytes"] += b
         stats["files"] += 1

@@ -44,7 +44,30 @@ def _validator():
     return cls(schema(), format_checker=None)
 
 
+@lru_cache(maxsize=1)
+def _fast_check():
+    """fastjsonschema compiles the schema to Python: a quick yes for valid entries (most of them). Only an
+    entry it rejects goes through jsonschema, which reports every error with its path."""
+    try:
+        import fastjsonschema
+    except ImportError:
+        return None
+    s = dict(schema())
+    s["$schema"] = "http://json-schema.org/draft-07/schema#"
+    try:
+        return fastjsonschema.compile(s)
+    except Exception:
+        return None
+
+
 def _schema_findings(e: entries_mod.Entry) -> list[Finding]:
+    fast = _fast_check()
+    if fast is not None:
+        try:
+            fast(e.data)
+            return []
+        except Exception:
+            pass
     out = []
     for err in _validator().iter_errors(e.data):
         path = tuple(err.absolute_path)
