@@ -78,7 +78,7 @@ def test_cleaning_is_identical():
     lines = ["\x1b[1;31merror\x1b[0m: x", "2024-01-01 10:00:00,123 [rank12]: y", "a\rb\rc\r", "\u3000z\ufeff",
              "(RayWorkerWrapper pid=99, ip=10.0.0.1) E", "x" * 70000, "é" * 40000]
     bundle = {"normalize": normalize.JS_SPEC, "signatures": []}
-    engine_js = REPO / "tests" / "js" / "clean.cjs"
+    engine_js = REPO / "tests" / "js" / "engine.cjs"
     r = subprocess.run([NODE, str(engine_js)], input=json.dumps({"bundle": bundle, "lines": lines}),
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr

@@ -1,5 +1,6 @@
 // Runs the paste page's engine (scripts/errbook/assets/triage.js) under Node.js for tests/test_engines.py.
-// stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}]}  stdout: {"name": [results], ...}
+// stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}]}  -> stdout: {"name": [results], ..., "__ms": n}
+//    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: ["cleaned line", ...]
 const path = require("path");
 const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "triage.js"));
 let input = "";
@@ -8,6 +9,10 @@ process.stdin.on("data", (d) => { input += d; });
 process.stdin.on("end", () => {
   const req = JSON.parse(input);
   const eng = engine.compile(req.bundle);
+  if (req.lines) {
+    process.stdout.write(JSON.stringify(req.lines.map((l) => engine.cleanLine(l, eng.spec))));
+    return;
+  }
   const out = {};
   const t0 = Date.now();
   for (const c of req.cases) out[c.name] = engine.matchText(eng, c.text, "");
