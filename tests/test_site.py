@@ -1,16 +1,10 @@
 """The site: `mkdocs build --strict` alone builds everything from the entries and the ledger."""
 import html as html_mod
 import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-import yaml
 
 from conftest import build, make_root
+
 
 def text_of(page: str) -> str:
     return html_mod.unescape(re.sub(r"<[^>]+>", " ", page))

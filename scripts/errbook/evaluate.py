@@ -5,7 +5,6 @@ benign/<name>.log + <name>.yaml {source: ...}                   — normal outpu
 """
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import yaml

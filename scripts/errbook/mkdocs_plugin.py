@@ -26,7 +26,7 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         loaded, errors = entries_mod.load_all(self.root)
         problems = [f"{e.rel}:{e.line}: {e.message}" for e in errors]
         for e in loaded:
-            problems += [str(f) for f in validate._schema_findings(e)]
+            problems += [str(f) for f in validate.schema_findings(e)]
         if problems:
             raise PluginError("invalid entries (run `errbook validate`):\n  " + "\n  ".join(problems[:50]))
         self.entries = [e for e in loaded if not e.withdrawn]
@@ -35,7 +35,7 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
         for p in self.ledger_problems:
             log.info(f"ledger: {p}")
-        self.latest = sitegen.latest_records(records)
+        self.latest = ledger.latest_by_entry_platform(records)
         try:
             self.bundle = matcher.Matcher.from_entries(self.entries).bundle()
         except Exception as ex:  # a bad pattern: validate names it precisely

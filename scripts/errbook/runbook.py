@@ -24,9 +24,6 @@ from pathlib import Path
 
 from . import entries, matcher, paths, platform
 
-OUTCOMES = ("passed", "failed", "error", "skipped")
-
-
 class Skip(Exception):
     """Raise inside a check when this machine cannot show what the check is about (say why)."""
 

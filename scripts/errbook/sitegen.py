@@ -10,7 +10,6 @@ import json
 import re
 from collections import Counter
 
-from . import ledger as ledger_mod
 from . import platform
 
 CLASSES = {
@@ -185,8 +184,8 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
         c = step.get("code")
         if c:
             if c.get("before") and c.get("after"):
-                md.append(f'    === "Before"\n\n' + fence(c["before"], c["lang"], "        ") + "\n")
-                md.append(f'    === "After"\n\n' + fence(c["after"], c["lang"], "        ") + "\n")
+                md.append('    === "Before"\n\n' + fence(c["before"], c["lang"], "        ") + "\n")
+                md.append('    === "After"\n\n' + fence(c["after"], c["lang"], "        ") + "\n")
             else:
                 md.append(fence(c.get("snippet") or c["after"], c["lang"], "    ") + "\n")
 
@@ -322,11 +321,3 @@ def expand_refs(markdown: str, by_id: dict, page_dir: str) -> tuple[str, list[st
             return m.group(0)
         return rel_entry_link(eid, by_id[eid]["title"], page_dir)
     return re.sub(r"\[\[(RMN-\d{4})\]\]", sub, markdown), unknown
-
-
-def latest_records(records: list[dict]) -> dict:
-    return ledger_mod.latest_by_entry_platform(records)
-
-
-def html_escape(s: str) -> str:
-    return html.escape(s)

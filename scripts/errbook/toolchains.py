@@ -1,7 +1,6 @@
 """Running real tools and capturing what they print: shell commands, hipcc (HIP-Clang), Triton's AMD backend."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tempfile
@@ -98,6 +97,3 @@ def triton_amdgcn(fn, signature: dict, constexprs: dict | None = None, arch: str
     meta["shared"] = getattr(k.metadata, "shared", None)
     return {"asm": asm, "metadata": meta, "llir": k.asm.get("llir", ""), "triton": triton.__version__}
 
-
-def tool_version(cmd: list[str]) -> str:
-    return sh(cmd, timeout=30, env=dict(os.environ)).output.strip().splitlines()[0] if cmd else ""

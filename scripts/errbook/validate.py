@@ -60,7 +60,7 @@ def _fast_check():
         return None
 
 
-def _schema_findings(e: entries_mod.Entry) -> list[Finding]:
+def schema_findings(e: entries_mod.Entry) -> list[Finding]:
     fast = _fast_check()
     if fast is not None:
         try:
@@ -200,7 +200,7 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
     for e in loaded:
-        schema_f = _schema_findings(e)
+        schema_f = schema_findings(e)
         findings += schema_f
         broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
         findings += _signature_findings(e, broken)
