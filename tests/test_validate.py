@@ -111,7 +111,7 @@ def test_missing_runbook_and_dangling_related(mini_root):
 
 
 def test_reference_must_be_primary_and_https(mini_root):
-    text = BASE.replace("    kind: docs", "    kind: article")
+    text = BASE.replace("    kind: docs", "    kind: article").replace("    kind: issue", "    kind: article")
     text = text.replace("url: https://rocm.docs.amd.com/projects/HIPIFY/en/latest/", "url: javascript:alert(1)")
     f = run(mini_root, text)
     got = {(x.field, x.line) for x in f}
