@@ -61,7 +61,8 @@ def built(tmp_path_factory):
     root = make_root(tmp_path_factory.mktemp("site") / "root", with_docs=True)
     data = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
     data.update(HOSTILE, id="RMN-0002", related=["RMN-0001"], aliases=[])
-    data["fix"][1]["code"]["after"] = "```\n</code></pre><script>alert(6)</script>\n```"
+    step = next(st for st in data["fix"] if "before" in (st.get("code") or {}))
+    step["code"]["after"] = "```\n</code></pre><script>alert(6)</script>\n```"
     data["references"][0]["title"] = "\"><script>alert(7)</script>"
     data["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
     (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
