@@ -36,6 +36,15 @@ class Entry:
     def line_of(self, path: tuple) -> int:
         return self.located.line_of(path)
 
+    @property
+    def summary_line(self) -> str:
+        """The summary on one line: what the CLI and the paste page show for a match."""
+        return " ".join(str(self.data["summary"]).split())
+
+    @property
+    def first_fix(self) -> str:
+        return " ".join(str(self.data["fix"][0]["step"]).split())
+
 
 @dataclass
 class LoadError:

@@ -64,8 +64,7 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self._add(files, config, "schema/index.md", sitegen.schema_page(schema))
         self._add(files, config, "schema/entry-1.schema.json", json.dumps(schema, indent=2, ensure_ascii=False))
         bundle = dict(self.bundle, entries={
-            e.id: {"title": e["title"], "summary": " ".join(str(e["summary"]).split()),
-                   "fix": " ".join(str(e["fix"][0]["step"]).split()), "url": f"entries/{e.id}/"}
+            e.id: {"title": e["title"], "summary": e.summary_line, "fix": e.first_fix, "url": f"entries/{e.id}/"}
             for e in self.entries})
         # A script, not JSON fetched at run time: the paste page then makes no request at all.
         self._add(files, config, "assets/errbook/signatures.js",

@@ -126,7 +126,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     d = e.data
     # Themes print the front-matter title into <title> unescaped: escape it here.
     md = [front_matter({"title": html.escape(f"{d['id']} · {d['title']}"), "tags": d.get("tags", []),
-                        "description": html.escape(" ".join(str(d["summary"]).split())[:300])})]
+                        "description": html.escape(e.summary_line[:300])})]
     md.append(f"# {inline(d['title'])}\n")
     meta = [f"**{d['id']}**", CLASSES[d["class"]][0], f"updated {d['modified'][:10]}"]
     if d.get("aliases"):

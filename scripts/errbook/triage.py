@@ -228,7 +228,7 @@ def triage_files(root: Path, files: list[str], stdin=None) -> tuple[list[dict], 
     for r in results:
         e = by_id[r["id"]]
         r.update(title=e["title"], title_zh=e["title_zh"], **{"class": e.klass},
-                 summary=" ".join(str(e["summary"]).split()), first_fix=" ".join(str(e["fix"][0]["step"]).split()),
+                 summary=e.summary_line, first_fix=e.first_fix,
                  runbook=f"errbook run {e.id}")
     return results, stats, errors
 
