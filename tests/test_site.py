@@ -85,7 +85,8 @@ def test_paste_page_assets(built):
     _, out, _ = built
     js = (out / "assets" / "errbook" / "signatures.js").read_text()
     assert js.startswith("window.ERRBOOK_BUNDLE = ") and "cuda-header-not-found" in js
-    assert (out / "assets" / "errbook" / "triage.js").is_file()
+    assert (out / "assets" / "errbook" / "engine.js").is_file()
+    assert (out / "assets" / "errbook" / "paste.js").is_file()
 
 
 def test_invalid_entry_fails_the_build(tmp_path):

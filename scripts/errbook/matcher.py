@@ -1,10 +1,10 @@
 """The signature matcher: one implementation of how log lines become ranked entries.
 
 Used by `errbook triage`, by `errbook validate` (examples must match, counter-examples must not) and by the
-runbooks (captured output must match the entry's own signatures). The paste page runs assets/triage.js over
+runbooks (captured output must match the entry's own signatures). The paste page runs assets/engine.js over
 the bundle this module exports; tests/test_engines.py checks both engines give identical answers.
 
-Scoring (the same formula in triage.js):
+Scoring (the same formula in engine.js):
   weight(signature) = 100 * priority + min(literal characters, 50) + (10 if it is a multi-line sequence)
   score(entry)      = max weight of its matched signatures + 10 per further distinct matched signature
                       + min(hits - 1, 9)

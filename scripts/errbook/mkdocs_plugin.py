@@ -69,7 +69,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         # A script, not JSON fetched at run time: the paste page then makes no request at all.
         self._add(files, config, "assets/errbook/signatures.js",
                   "window.ERRBOOK_BUNDLE = " + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
-        self._add(files, config, "assets/errbook/triage.js", (paths.ASSETS_DIR / "triage.js").read_text(encoding="utf-8"))
+        for name in ("engine.js", "paste.js"):
+            self._add(files, config, f"assets/errbook/{name}", (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
         return files
 
     def on_page_markdown(self, markdown, page, config, files):

@@ -1,4 +1,4 @@
-"""Log-line cleaning before matching. assets/triage.js implements the same steps; tests/test_engines.py keeps them equal."""
+"""Log-line cleaning before matching. assets/engine.js implements the same steps; tests/test_engines.py keeps them equal."""
 from __future__ import annotations
 
 import re
@@ -51,7 +51,7 @@ def decode(raw: bytes) -> str:
     return raw[:RAW_CAP_BYTES].decode("utf-8", "replace")
 
 
-# Exported for assets/triage.js so both engines run the very same cleaning expressions.
+# Exported for assets/engine.js so both engines run the very same cleaning expressions.
 JS_SPEC = {
     "raw_cap_bytes": RAW_CAP_BYTES,
     "line_cap": LINE_CAP,

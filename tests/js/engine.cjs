@@ -1,8 +1,8 @@
-// Runs the paste page's engine (scripts/errbook/assets/triage.js) under Node.js for tests/test_engines.py.
+// Runs the paste page's engine (scripts/errbook/assets/engine.js) under Node.js for tests/test_engines.py.
 // stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}]}  -> stdout: {"name": [results], ..., "__ms": n}
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: ["cleaned line", ...]
 const path = require("path");
-const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "triage.js"));
+const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "engine.js"));
 let input = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (d) => { input += d; });

@@ -1,4 +1,4 @@
-/* The browser engine of `errbook triage`: the same cleaning, matching and scoring as errbook/matcher.py and
+/* The browser engine of `errbook triage` (no DOM: it runs in the page, in a Web Worker and under Node.js): the same cleaning, matching and scoring as errbook/matcher.py and
  * errbook/normalize.py, over the signature bundle the site build writes (window.ERRBOOK_BUNDLE).
  * The log never leaves the page: nothing here makes a network request, and results are built with
  * textContent (log text is never parsed as HTML). tests/test_engines.py runs this file under Node.js and
@@ -131,50 +131,6 @@
   }
 
   const api = { compile: compile, cleanLine: cleanLine, matchText: matchText };
-  if (typeof module !== "undefined" && module.exports) { module.exports = api; return; }
-  root.ErrbookTriage = api;
-
-  // ---- page wiring (only in a browser) ----
-  function el(tag, text, cls) { const e = document.createElement(tag); if (text != null) e.textContent = text; if (cls) e.className = cls; return e; }
-
-  function render(out, res, bundle, elapsed, nlines) {
-    out.replaceChildren();
-    const meta = bundle.entries || {};
-    out.appendChild(el("p", res.length ? `${res.length} matching entr${res.length === 1 ? "y" : "ies"} · ${nlines} lines · ${elapsed} ms · nothing left this page`
-                                       : `No entry matched (${nlines} lines). Try the site search with the error line, or add an entry.`));
-    res.slice(0, 5).forEach((r, rank) => {
-      const m = meta[r.id] || {};
-      const box = el("div", null, "admonition " + (rank === 0 ? "success" : "note"));
-      const title = el("p", null, "admonition-title");
-      const a = el("a", `${r.id} · ${m.title || ""}`);
-      a.href = new URL(m.url || "", document.baseURI).href;
-      title.appendChild(a);
-      title.appendChild(el("span", `  score ${r.score}`));
-      box.appendChild(title);
-      if (m.summary) box.appendChild(el("p", m.summary));
-      if (m.fix) { const p = el("p"); p.appendChild(el("strong", "First fix step: ")); p.appendChild(document.createTextNode(m.fix)); box.appendChild(p); }
-      const pre = el("pre");
-      r.evidence.slice(0, 4).forEach((ev) => ev.lines.forEach((l) => pre.appendChild(document.createTextNode(`${String(l.line).padStart(6)}: ${l.text}\n`))));
-      box.appendChild(pre);
-      const run = el("p"); run.appendChild(el("code", `errbook run ${r.id}`)); box.appendChild(run);
-      out.appendChild(box);
-    });
-  }
-
-  function init() {
-    const form = document.getElementById("errbook-triage");
-    if (!form || !root.ERRBOOK_BUNDLE) return;
-    const eng = compile(root.ERRBOOK_BUNDLE);
-    const area = document.getElementById("errbook-log");
-    const out = document.getElementById("errbook-results");
-    const file = document.getElementById("errbook-file");
-    const run = (text) => {
-      const t0 = performance.now();
-      const res = matchText(eng, text, "");
-      render(out, res, root.ERRBOOK_BUNDLE, Math.round(performance.now() - t0), text.split("\n").length);
-    };
-    document.getElementById("errbook-go").addEventListener("click", (ev) => { ev.preventDefault(); run(area.value); });
-    if (file) file.addEventListener("change", () => { const f = file.files[0]; if (f) f.text().then((t) => { area.value = t.slice(0, 200000); run(t); }); });
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
-})(typeof window !== "undefined" ? window : globalThis);
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.ErrbookTriage = api;
+})(typeof self !== "undefined" ? self : globalThis);
