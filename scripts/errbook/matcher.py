@@ -1,27 +1,34 @@
-"""The signature matcher: one implementation of how log lines become ranked entries.
+"""The signature matcher: one implementation of how log lines become ranked entries (the first stage).
 
 Used by `errbook triage`, by `errbook validate` (examples must match, counter-examples must not) and by the
 runbooks (captured output must match the entry's own signatures). The paste page runs assets/engine.js over
 the bundle this module exports; tests/test_engines.py checks both engines give identical answers.
 
-Scoring (the same formula in engine.js):
-  weight(signature) = 100 * priority + min(literal characters, 50) + (10 if it is a multi-line sequence)
-  score(entry)      = max weight of its matched signatures + 10 per further distinct matched signature
-                      + min(hits - 1, 9)
-so one specific signature outranks any number of hits on a generic one.
+Lines are cleaned into sub-lines (normalize.clean); a signature is one pattern (matched on one sub-line) or a
+sequence of patterns matched on sub-lines in order within `within` physical lines.
+
+Ranking (the same rules in engine.js):
+  weight(signature)      = 100 * priority + min(literal characters, 50) + (10 if it is a multi-line sequence)
+  specificity(signature) = its literal characters (what any match must contain)
+  * On one physical line, a single-line signature is *outranked* when a signature of another entry with more
+    literal characters matched the same line: a specific message beats a generic one whatever the priorities.
+  * A line equal to one of a signature's counter-examples but for its paths and hex addresses
+    (normalize.mask without numbers) never counts for that signature.
+  * score(entry) = max weight of its standing signatures + 10 per further distinct one + min(hits - 1, 9)
+  * Entries are ordered by standing: real causes first, then cosmetic entries (harmless messages), then
+    entries whose every hit was outranked; then by score, then id.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import functools
-import re
-from typing import Iterable
+from dataclasses import dataclass, field
 
 import re2
 
 from . import normalize, regexsubset
 
-MAX_EVIDENCE = 5  # lines kept per signature
+MAX_EVIDENCE = 5      # evidence chains kept per signature and standing
+SUB_SPACE = 1 << 16   # position of a sub-line = physical line * SUB_SPACE + its index in the line
 
 
 @dataclass
@@ -31,15 +38,14 @@ class Signature:
     steps: list[str]
     ignore_case: bool
     within: int
+    priority: int
     weight: int
+    specificity: int
     anchors: list[str]
     compiled: list = field(repr=False, default_factory=list)
 
-    def step_matches(self, k: int, line: str) -> bool:
-        return self.compiled[k].search(line) is not None
 
-
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=8192)
 def compile_pattern(p: str, ignore_case: bool):
     return re2.compile(("(?i)" if ignore_case else "") + p)
 
@@ -51,127 +57,240 @@ def build_signature(entry_id: str, sig: dict) -> Signature:
     infos = [regexsubset.check(p, ic) for p in steps]
     compiled = [compile_pattern(p, ic) for p in steps]
     literal = sum(i["literal_chars"] for i in infos)
-    weight = 100 * int(sig.get("priority", 1)) + min(literal, 50) + (10 if len(steps) > 1 else 0)
+    prio = int(sig.get("priority", 1))
+    weight = 100 * prio + min(literal, 50) + (10 if len(steps) > 1 else 0)
     anchors = sorted({a for i in infos for a in i["anchors"]})
-    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), weight, anchors, compiled)
+    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), prio, weight, literal, anchors,
+                     compiled)
 
 
 @dataclass
 class Hit:
     line: int
-    text: str
+    text: str | None          # None until filled from `ref` (parallel scans re-read evidence lines at the end)
     source: str = ""
-
-
-@dataclass
-class _SeqState:
-    # partial[k] = (start line, evidence) of the latest chain that completed steps 0..k
-    partial: list
+    ref: tuple | None = None  # (byte offset of the physical line, sub-line index)
 
 
 class Scan:
-    """Feeds cleaned lines (with their numbers) through every signature; keeps per-signature hits."""
+    """Feeds physical lines (their cleaned sub-lines and the pattern ids each matched) through the signatures.
 
-    def __init__(self, sigs: list[Signature]):
-        self.sigs = sigs
-        self.hits: dict[int, list[list[Hit]]] = {}      # sig index -> list of evidence chains
-        self.counts: dict[int, int] = {}
-        self._seq = {i: _SeqState([None] * len(s.steps)) for i, s in enumerate(sigs) if len(s.steps) > 1}
+    With `seq_sink`, steps of multi-line sequences are handed to the sink instead of the state machine: a
+    parallel worker spills them so the parent can replay every sequence in file order (see parallel.py)."""
+
+    def __init__(self, m: "Matcher", seq_sink=None):
+        self.m = m
+        self.seq_sink = seq_sink
+        # sig index -> [count standing, count outranked, chains standing, chains outranked]
+        self.single: dict[int, list] = {}
+        self.seq_partial = {i: [None] * len(s.steps) for i, s in enumerate(m.sigs) if len(s.steps) > 1}
+        self.seq_hits: dict[int, list] = {}        # sig index -> [count, chains]
+        self.notes: dict[str, list[str]] = {}      # extra pattern name -> first matching sub-lines
+
+    def notes_full(self) -> bool:
+        caps = self.m.note_caps
+        return all(len(self.notes.get(k, ())) >= c for k, c in caps.items())
+
+    def full_note_ids(self) -> set[int]:
+        m = self.m
+        return {i for i in m.note_ids if len(self.notes.get(m.pattern_role[i][1], ())) >= m.note_caps[m.pattern_role[i][1]]}
 
     def reset_sequences(self) -> None:
         """A new input (another rank's log) starts: no sequence continues across inputs."""
-        for st in self._seq.values():
-            st.partial = [None] * len(st.partial)
+        for k in self.seq_partial:
+            self.seq_partial[k] = [None] * len(self.seq_partial[k])
 
-    def feed(self, lineno: int, line: str, source: str = "", candidates: Iterable[int] | None = None) -> None:
-        idx = range(len(self.sigs)) if candidates is None else candidates
-        for i in idx:
-            s = self.sigs[i]
-            if len(s.steps) == 1:
-                if s.step_matches(0, line):
-                    self._record(i, [Hit(lineno, line, source)])
+    # -- one physical line ------------------------------------------------------------------------------
+    # Only a line where some pattern matched is looked at (for vetoes too), so a streamed scan, which never
+    # sees the other lines, and an in-memory scan give the same answer.
+    def feed(self, lineno: int, subs: list[str], ids: list[list[int]], source: str = "", offset: int | None = None):
+        m = self.m
+        if not any(ids):
+            return
+        singles: dict[int, int] = {}       # sig index -> first sub-line it matched in this line
+        for j, (sub, pids) in enumerate(zip(subs, ids)):
+            if not pids:
                 continue
-            st = self._seq[i]
-            # Walk steps from the last so one line cannot advance two steps at once.
-            for k in range(len(s.steps) - 1, -1, -1):
-                if not s.step_matches(k, line):
-                    continue
-                if k == 0:
-                    st.partial[0] = (lineno, [Hit(lineno, line, source)])
-                    continue
-                prev = st.partial[k - 1]
-                if prev is None or prev[1][-1].line >= lineno or lineno - prev[0] >= s.within:
-                    continue
-                chain = (prev[0], prev[1] + [Hit(lineno, line, source)])
-                if k == len(s.steps) - 1:
-                    self._record(i, chain[1])
-                    st.partial = [None] * len(s.steps)
+            veto = ()
+            if m.vetoes and (m.veto_any or sub[:4] in m.veto_heads):
+                veto = m.vetoes.get(normalize.mask(sub, numbers=False), ())
+            for pid in pids:
+                kind, i, k = m.pattern_role[pid]
+                if kind == "sig":
+                    if i in veto:
+                        continue            # the signature's own counter-example, met with another path
+                    if len(m.sigs[i].steps) == 1:
+                        singles.setdefault(i, j)
+                    else:
+                        hit = Hit(lineno, sub, source, None if offset is None else (offset, j))
+                        if self.seq_sink is not None:
+                            self.seq_sink(lineno * SUB_SPACE + j, i, k, hit)
+                        else:
+                            self.seq_step(lineno * SUB_SPACE + j, i, k, hit)
                 else:
-                    st.partial[k] = chain
+                    lst = self.notes.setdefault(i, [])
+                    if len(lst) < m.note_caps[i]:
+                        lst.append(sub)
+        if singles:
+            top = max(m.sigs[i].specificity for i in singles)
+            top_entries = {m.sigs[i].entry_id for i in singles if m.sigs[i].specificity == top}
+            for i, j in singles.items():
+                s = m.sigs[i]
+                outranked = s.specificity < top and s.entry_id not in top_entries
+                self._record_single(i, [Hit(lineno, subs[j], source, None if offset is None else (offset, j))],
+                                    outranked)
 
-    def _record(self, i: int, chain: list[Hit]) -> None:
-        self.counts[i] = self.counts.get(i, 0) + 1
-        lst = self.hits.setdefault(i, [])
+    def _record_single(self, i: int, chain: list[Hit], outranked: bool) -> None:
+        st = self.single.setdefault(i, [0, 0, [], []])
+        st[1 if outranked else 0] += 1
+        lst = st[3 if outranked else 2]
         if len(lst) < MAX_EVIDENCE:
             lst.append(chain)
 
-    def results(self, entries_meta: dict | None = None) -> list[dict]:
+    def seq_step(self, pos: int, i: int, k: int, hit: Hit) -> None:
+        """Step k of sequence signature i matched at position pos. Steps of one line arrive with the highest
+        k first, so one line cannot advance two steps of the same sequence."""
+        s = self.m.sigs[i]
+        partial = self.seq_partial[i]
+        if k == 0:
+            partial[0] = (pos, [hit])
+            return
+        prev = partial[k - 1]
+        if prev is None or prev[0] >= pos or hit.line - prev[1][0].line >= s.within:
+            return
+        chain = (pos, prev[1] + [hit])
+        if k == len(s.steps) - 1:
+            st = self.seq_hits.setdefault(i, [0, []])
+            st[0] += 1
+            if len(st[1]) < MAX_EVIDENCE:
+                st[1].append(chain[1])
+            self.seq_partial[i] = [None] * len(s.steps)
+        else:
+            partial[k] = chain
+
+    # -- merging a parallel worker's part (its lines numbered from line_base) ----------------------------
+    def merge_part(self, part: dict, line_base: int) -> None:
+        for i, (c0, c1, ch0, ch1) in part["single"].items():
+            st = self.single.setdefault(i, [0, 0, [], []])
+            st[0] += c0
+            st[1] += c1
+            for dst, src in ((st[2], ch0), (st[3], ch1)):
+                for chain in src:
+                    if len(dst) < MAX_EVIDENCE:
+                        dst.append([Hit(h.line + line_base, h.text, h.source, h.ref) for h in chain])
+        for name, lines in part["notes"].items():
+            lst = self.notes.setdefault(name, [])
+            lst.extend(lines[: max(0, self.m.note_caps[name] - len(lst))])
+
+    def part(self) -> dict:
+        return {"single": self.single, "notes": self.notes}
+
+    # -- results ------------------------------------------------------------------------------------------
+    def evidence_hits(self):
+        """Every Hit that results() would show (parallel scans fill their texts before ranking)."""
+        for st in self.single.values():
+            for chain in st[2] + st[3]:
+                yield from chain
+        for st in self.seq_hits.values():
+            for chain in st[1]:
+                yield from chain
+
+    def results(self) -> list[dict]:
+        m = self.m
         by_entry: dict[str, dict] = {}
-        for i, chains in self.hits.items():
-            s = self.sigs[i]
-            e = by_entry.setdefault(s.entry_id, {"id": s.entry_id, "best": 0, "sigs": [], "hits": 0, "evidence": []})
-            e["best"] = max(e["best"], s.weight)
-            e["sigs"].append(s.sig_id)
-            e["hits"] += self.counts[i]
-            for chain in chains:
-                e["evidence"].append({"signature": s.sig_id,
-                                      "lines": [{"line": h.line, "text": h.text, **({"source": h.source} if h.source else {})}
-                                                for h in chain]})
+
+        def slot(eid):
+            return by_entry.setdefault(eid, {"id": eid, "stand": {"best": 0, "sigs": set(), "hits": 0, "ev": []},
+                                             "out": {"best": 0, "sigs": set(), "hits": 0, "ev": []}})
+
+        def add(part, s, count, chains):
+            part["best"] = max(part["best"], s.weight)
+            part["sigs"].add(s.sig_id)
+            part["hits"] += count
+            part["ev"] += [(s.sig_id, c) for c in chains]
+
+        for i, (c0, c1, ch0, ch1) in self.single.items():
+            s = m.sigs[i]
+            e = slot(s.entry_id)
+            if c0:
+                add(e["stand"], s, c0, ch0)
+            if c1:
+                add(e["out"], s, c1, ch1)
+        for i, (c, chains) in self.seq_hits.items():
+            s = m.sigs[i]
+            add(slot(s.entry_id)["stand"], s, c, chains)
         out = []
-        for e in by_entry.values():
-            score = e["best"] + 10 * (len(e["sigs"]) - 1) + min(e["hits"] - 1, 9)
-            e["evidence"].sort(key=lambda ev: (ev["lines"][0].get("source", ""), ev["lines"][0]["line"]))
-            out.append({"id": e["id"], "score": score, "signatures": sorted(e["sigs"]), "hits": e["hits"],
-                        "evidence": e["evidence"]})
-        out.sort(key=lambda r: (-r["score"], r["id"]))
+        for eid, e in by_entry.items():
+            part = e["stand"] if e["stand"]["hits"] else e["out"]
+            if not e["stand"]["hits"]:
+                standing, why = 2, "outranked: a more specific signature of another entry matched the same line"
+            elif m.cosmetic.get(eid):
+                standing, why = 1, "cosmetic: a harmless message, ranked below real causes"
+            else:
+                standing, why = 0, ""
+            score = part["best"] + 10 * (len(part["sigs"]) - 1) + min(part["hits"] - 1, 9)
+            evidence, seen = [], set()
+            for sig_id, chain in sorted(e["stand"]["ev"] + (e["out"]["ev"] if part is e["out"] else []),
+                                        key=lambda x: (x[1][0].source, x[1][0].line, x[0])):
+                key = tuple((h.source, h.line, h.text) for h in chain)
+                if key in seen:           # the same line found by two signatures is shown once
+                    continue
+                seen.add(key)
+                evidence.append({"signature": sig_id, "lines": [
+                    {"line": h.line, "text": h.text, **({"source": h.source} if h.source else {})} for h in chain]})
+            r = {"id": eid, "score": score, "standing": standing, "confidence": "match",
+                 "signatures": sorted(e["stand"]["sigs"] | e["out"]["sigs"]),
+                 "hits": e["stand"]["hits"] + e["out"]["hits"], "evidence": evidence}
+            if why:
+                r["note"] = why
+            out.append(r)
+        out.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
         return out
 
 
 class Matcher:
-    def __init__(self, sigs: list[Signature]):
+    """The compiled signatures of a set of entries, plus extra named patterns whose matching sub-lines are
+    collected as notes (environment facts, second-stage samples)."""
+
+    def __init__(self, sigs: list[Signature], cosmetic: dict | None = None, vetoes: dict | None = None,
+                 extras: list[tuple[str, str, bool, int]] = ()):
         self.sigs = sigs
-        # Prefilter: one RE2 alternation of every step's own pattern, run over raw byte chunks (as grep -E -f
-        # does). It finds a superset of the lines that match after cleaning: cleaning only keeps a substring of
-        # the raw line (the last \r segment, the text after a stripped prefix, the head before the cap), so the
-        # pattern with its ^/$ dropped still matches the raw line. Steps with other anchors fall back to their
-        # literal anchors. Hits are then verified line by line with the exact engine.
-        parts: list[bytes] = []
-        for sg in sigs:
-            for p in sg.steps:
-                q = p[1:] if p.startswith("^") else p
-                if q.endswith("$") and not q.endswith("\\$"):
-                    q = q[:-1]
-                if re.search(r"(?<![\\\[])[\^$]", q):
-                    parts += [re2.escape(a.encode()) for a in sg.anchors]
-                    continue
-                parts.append(("(?i:" if sg.ignore_case else "(?:").encode() + q.encode() + b")")
-        opts = re2.Options()
-        opts.max_mem = 256 << 20
-        self.prefilter = re2.compile(b"|".join(parts), opts) if parts else None
-        # anchor -> signature indexes whose steps carry it (to test only those signatures on a candidate line)
-        self._by_anchor: dict[tuple[str, bool], set[int]] = {}
+        self.cosmetic = cosmetic or {}
+        self.vetoes = vetoes or {}              # masked counter-example line -> signatures it does not count for
+        # A line can only equal a masked key when it starts with the key's text before its first mask token:
+        # checking the first 4 characters spares masking most lines.
+        heads = [k.split("<", 1)[0] for k in self.vetoes]
+        self.veto_any = any(len(h) < 4 for h in heads)
+        self.veto_heads = {h[:4] for h in heads}
+        self.patterns: list[tuple[str, bool, list[str]]] = []
+        self.pattern_role: list[tuple[str, object, int]] = []
+        # Within a signature, steps are listed from the last: one line never advances two steps at once.
         for i, s in enumerate(sigs):
-            for a in s.anchors:
-                self._by_anchor.setdefault((a, s.ignore_case), set()).add(i)
+            for k in range(len(s.steps) - 1, -1, -1):
+                self.patterns.append((s.steps[k], s.ignore_case, s.anchors))
+                self.pattern_role.append(("sig", i, k))
+        self.note_caps: dict[str, int] = {}
+        for name, pattern, ic, cap in extras:
+            info = regexsubset.check(pattern, ic, need_anchor=False)
+            self.patterns.append((pattern, ic, info["anchors"]))
+            self.pattern_role.append(("note", name, 0))
+            self.note_caps[name] = cap
+        self.note_ids = {i for i, r in enumerate(self.pattern_role) if r[0] == "note"}
+        self._prefilter = None
+        self._prefilter_sigs = None
+        self._exact = None
 
     @classmethod
-    def from_entries(cls, entries, only: set[str] | None = None, skipped: list | None = None) -> "Matcher":
+    def from_entries(cls, entries, only: set[str] | None = None, skipped: list | None = None,
+                     extras=()) -> "Matcher":
         """Raises on an unusable signature, unless `skipped` is given: then it is noted there and left out
         (triage during an incident must not die because one entry is being edited)."""
-        sigs = []
+        sigs, cosmetic, vetoes = [], {}, {}
         for e in entries:
             if e.withdrawn or (only is not None and e.id not in only):
                 continue
+            if e.get("cosmetic"):
+                cosmetic[e.id] = True
             for sig in e.get("signatures", []):
                 try:
                     sigs.append(build_signature(e.id, sig))
@@ -179,36 +298,66 @@ class Matcher:
                     if skipped is None:
                         raise
                     skipped.append(f"{e.rel}: signature {sig.get('id')!r}: {ex}")
-        return cls(sigs)
+                    continue
+                for ce in sig.get("counter_examples") or []:
+                    for raw in normalize.split_lines(str(ce.get("text", ""))):
+                        for sub in normalize.clean(normalize.cap_raw(raw)):
+                            vetoes.setdefault(normalize.mask(sub, numbers=False), set()).add(len(sigs) - 1)
+        return cls(sigs, cosmetic, vetoes, extras)
 
-    def candidates(self, line: str) -> list[int]:
-        low = None
-        out: set[int] = set()
-        for (a, ic), idx in self._by_anchor.items():
-            if ic:
-                if low is None:
-                    low = line.lower()
-                if a in low:
-                    out |= idx
-            elif a in line:
-                out |= idx
-        return sorted(out)
+    @property
+    def prefilter(self):
+        """The chunk prefilter (built on first use: compiling every pattern costs a few hundred ms)."""
+        if self._prefilter is None:
+            from .prefilter import Prefilter
+            self._prefilter = Prefilter(self.patterns)
+        return self._prefilter
 
-    def new_scan(self) -> Scan:
-        return Scan(self.sigs)
+    @property
+    def prefilter_sigs(self):
+        """The same without the note patterns, for the rest of a log once every note is full: note patterns
+        ('error', 'warning', gfx ids) would otherwise make most lines of a big log candidates."""
+        if not self.note_ids:
+            return self.prefilter
+        if self._prefilter_sigs is None:
+            from .prefilter import Prefilter
+            self._prefilter_sigs = Prefilter(self.patterns, exclude=self.note_ids)
+        return self._prefilter_sigs
+
+    def match_ids(self, sub: str) -> list[int]:
+        """The pattern ids that match one cleaned sub-line, in pattern order (an RE2 set: one pass)."""
+        if self._exact is None:
+            self._exact = re2.Set.SearchSet(re2.Options())
+            for p, ic, _ in self.patterns:
+                self._exact.Add(("(?i)" if ic else "") + p)
+            self._exact.Compile()
+        return sorted(self._exact.Match(sub) or ()) if self.patterns else []
+
+    def new_scan(self, seq_sink=None) -> Scan:
+        return Scan(self, seq_sink)
+
+    def feed_text(self, scan: Scan, text: str, source: str = "") -> None:
+        for n, raw in enumerate(normalize.split_lines(text), 1):
+            subs = normalize.clean(normalize.cap_raw(raw))
+            if subs:
+                scan.feed(n, subs, [self.match_ids(s) for s in subs], source)
 
     def match_text(self, text: str, source: str = "") -> list[dict]:
-        """Match a whole in-memory text (examples, runbook output)."""
+        """Match a whole in-memory text (examples, runbook output, a pasted log)."""
         scan = self.new_scan()
-        for n, raw in enumerate(text.split("\n"), 1):
-            line = normalize.clean_line(normalize.cap_raw(raw))
-            scan.feed(n, line, source, self.candidates(line))
+        self.feed_text(scan, text, source)
         return scan.results()
 
     def bundle(self) -> dict:
-        """What the browser engine needs: the same patterns, anchors and weights."""
+        """What the browser engine needs: the same cleaning, patterns, roles, weights and vetoes."""
         return {
             "normalize": normalize.JS_SPEC,
             "signatures": [{"entry": s.entry_id, "id": s.sig_id, "steps": s.steps, "ignore_case": s.ignore_case,
-                            "within": s.within, "weight": s.weight, "anchors": s.anchors} for s in self.sigs],
+                            "within": s.within, "weight": s.weight, "specificity": s.specificity}
+                           for s in self.sigs],
+            "patterns": [[p, ic, anchors] for p, ic, anchors in self.patterns],
+            "roles": [list(r) for r in self.pattern_role],
+            "cosmetic": sorted(self.cosmetic),
+            "vetoes": {k: sorted(v) for k, v in sorted(self.vetoes.items())},
+            "note_caps": self.note_caps,
         }

@@ -35,6 +35,22 @@ def _check_source(p: str) -> None:
             raise SubsetError(f"not in the portable subset: {why}")
     if re.search(r"\\[1-9]", p) or re.search(r"\\0", p):
         raise SubsetError("not in the portable subset: backreferences or octal escapes")
+    if re.search("[\U00010000-\U0010ffff\ufffd]", p):
+        raise SubsetError("characters outside the BMP (and U+FFFD) are not portable: log text has them replaced")
+    esc = in_class = False
+    for i, ch in enumerate(p):
+        if esc:
+            esc = False
+        elif ch == "\\":
+            esc = True
+        elif in_class:
+            if ch == "[":
+                raise SubsetError("'[' inside a character class (RE2 reads [:alpha:] as a POSIX class, "
+                                  "JavaScript as characters): escape it as \\[")
+            if ch == "]" and p[i - 1] != "[" and not p[i - 2:i] == "[^":
+                in_class = False
+        elif ch == "[":
+            in_class = True
 
 
 def _walk(items, in_repeat_bound: int | None, counts: dict) -> None:
@@ -75,6 +91,95 @@ def _walk(items, in_repeat_bound: int | None, counts: dict) -> None:
             _walk(sub, None if simple else (MAX_NESTED_REPEAT + 1 if unbounded else hi), counts)
             continue
         raise SubsetError(f"construct {op} is not in the portable subset")
+
+
+# --- backtracking shape ----------------------------------------------------------------------------------
+# The paste page runs signatures with JavaScript's backtracking RegExp. A wide repeat (unbounded, or more than
+# MAX_NESTED_REPEAT) is *ambiguous* when what follows it can start with a character the repeat also takes:
+# a failing match then retries every split. One ambiguous repeat costs O(line) per start; two cost O(line^2)
+# ('marker.*.*zzzz' on a 4 KB line runs for seconds). So a pattern may hold at most one, and may not start with
+# a wide repeat (useless in a search, and it multiplies the work by the line length).
+MAX_AMBIGUOUS = 1
+_ALPHABET = [chr(c) for c in range(128)] + ["\u00e9", "\u4e2d", "\ufffd"]
+_CAT = {C.CATEGORY_DIGIT: str.isdigit, C.CATEGORY_SPACE: lambda c: c in " \t\n\r\f\v",
+        C.CATEGORY_WORD: lambda c: c.isascii() and (c.isalnum() or c == "_")}
+_CAT[C.CATEGORY_NOT_DIGIT] = lambda c: not _CAT[C.CATEGORY_DIGIT](c)
+_CAT[C.CATEGORY_NOT_SPACE] = lambda c: not _CAT[C.CATEGORY_SPACE](c)
+_CAT[C.CATEGORY_NOT_WORD] = lambda c: not _CAT[C.CATEGORY_WORD](c)
+
+
+def _charset(op, av, ic: bool) -> frozenset | None:
+    """Characters of _ALPHABET one single-character item matches (None: not a single-character item)."""
+    if op is C.LITERAL:
+        out = {chr(av)}
+    elif op is C.NOT_LITERAL:
+        out = {c for c in _ALPHABET if c != chr(av)}
+    elif op is C.ANY:
+        out = {c for c in _ALPHABET if c != "\n"}
+    elif op is C.IN:
+        neg = any(o is C.NEGATE for o, _ in av)
+
+        def has(c):
+            for o, a in av:
+                if o is C.LITERAL and c == chr(a) or o is C.RANGE and a[0] <= ord(c) <= a[1] \
+                        or o is C.CATEGORY and _CAT[a](c):
+                    return True
+            return False
+        out = {c for c in _ALPHABET if has(c) != neg}
+    else:
+        return None
+    if ic:
+        out |= {c.swapcase() for c in out if c.isascii()}
+    return frozenset(out)
+
+
+def _first(items, ic: bool) -> tuple[frozenset, bool]:
+    """(characters a match of the sequence can start with, whether it can match empty)."""
+    acc: set = set()
+    for op, av in items:
+        cs = _charset(op, av, ic)
+        if cs is not None:
+            return frozenset(acc | cs), False
+        if op is C.AT:
+            continue
+        if op is C.SUBPATTERN:
+            f, nullable = _first(av[3], ic)
+        elif op is C.BRANCH:
+            fs = [_first(b, ic) for b in av[1]]
+            f, nullable = frozenset().union(*(x[0] for x in fs)), any(x[1] for x in fs)
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+            f, nullable = _first(av[2], ic)
+            nullable = nullable or av[0] == 0
+        else:
+            return frozenset(acc), False
+        acc |= f
+        if not nullable:
+            return frozenset(acc), False
+    return frozenset(acc), True
+
+
+def _ambiguous(items, follow: frozenset | None, ic: bool, found: list) -> None:
+    """Collect wide repeats whose character set meets what may follow them. follow=None: the pattern ends
+    (nothing after can fail, so a repeat there never backtracks)."""
+    items = list(items)
+    for i, (op, av) in enumerate(items):
+        rest_first, rest_nullable = _first(items[i + 1:], ic)
+        fol = rest_first if not rest_nullable else (None if follow is None else rest_first | follow)
+        if op is C.SUBPATTERN:
+            _ambiguous(av[3], fol, ic, found)
+        elif op is C.BRANCH:
+            for b in av[1]:
+                _ambiguous(b, fol, ic, found)
+        elif op in (C.MAX_REPEAT, C.MIN_REPEAT):
+            lo, hi, body = av
+            wide = hi is C.MAXREPEAT or hi > MAX_NESTED_REPEAT
+            body = list(body)
+            cs = _charset(*body[0], ic) if len(body) == 1 else None
+            if wide and cs is not None and fol is not None and cs & fol:
+                found.append(i)
+            elif cs is None:
+                bf = _first(body, ic)[0]
+                _ambiguous(body, bf if fol is None else bf | fol, ic, found)
 
 
 def _literal_runs(items) -> list[str]:
@@ -153,7 +258,7 @@ def parse(pattern: str):
 
 
 @functools.lru_cache(maxsize=4096)
-def check(pattern: str, ignore_case: bool = False) -> dict:
+def check(pattern: str, ignore_case: bool = False, need_anchor: bool = True) -> dict:
     """Raise SubsetError if pattern is not portable; else return {'anchor', 'literal_chars'}."""
     _check_source(pattern)
     if ignore_case and not pattern.isascii():
@@ -165,8 +270,20 @@ def check(pattern: str, ignore_case: bool = False) -> dict:
     _walk(list(tree), None, counts)
     if counts["unbounded"] > MAX_UNBOUNDED:
         raise SubsetError(f"more than {MAX_UNBOUNDED} unbounded repeats")
+    items = [it for it in tree if it[0] is not C.AT]
+    if items and items[0][0] in (C.MAX_REPEAT, C.MIN_REPEAT) and (
+            items[0][1][1] is C.MAXREPEAT or items[0][1][1] > MAX_NESTED_REPEAT):
+        raise SubsetError("starts with a wide repeat: drop it (a search finds the match anywhere anyway)")
+    amb: list = []
+    _ambiguous(list(tree), None, ignore_case, amb)
+    if len(amb) > MAX_AMBIGUOUS:
+        raise SubsetError(f"{len(amb)} wide repeats that can take the same characters as what follows them "
+                          f"(at most {MAX_AMBIGUOUS}: more makes the browser engine backtrack polynomially); "
+                          "use a narrower class such as [^ ]* or \\S+ before a space, or a bounded repeat")
     runs = _literal_runs(list(tree))
     reqs = _requirements(list(tree))
+    if not reqs and not need_anchor:
+        return {"anchors": [], "literal_chars": sum(len(r.strip()) for r in runs)}
     if not reqs:
         raise SubsetError(f"needs a literal of at least {MIN_ANCHOR} characters that every match contains "
                           "(it anchors the fast prefilter and keeps the pattern specific)")

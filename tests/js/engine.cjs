@@ -1,6 +1,7 @@
 // Runs the paste page's engine (scripts/errbook/assets/engine.js) under Node.js for tests/test_engines.py.
 // stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}]}  -> stdout: {"name": [results], ..., "__ms": n}
-//    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: ["cleaned line", ...]
+//    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
+//    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
 const path = require("path");
 const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "engine.js"));
 let input = "";
@@ -10,7 +11,11 @@ process.stdin.on("end", () => {
   const req = JSON.parse(input);
   const eng = engine.compile(req.bundle);
   if (req.lines) {
-    process.stdout.write(JSON.stringify(req.lines.map((l) => engine.cleanLine(l, eng.spec))));
+    process.stdout.write(JSON.stringify(req.lines.map((l) => engine.clean(l, eng.spec))));
+    return;
+  }
+  if (req.texts) {
+    process.stdout.write(JSON.stringify(req.texts.map((t) => engine.tokens(eng, t))));
     return;
   }
   const out = {};

@@ -1,33 +1,30 @@
-/* The browser engine of `errbook triage` (no DOM: it runs in the page, in a Web Worker and under Node.js): the same cleaning, matching and scoring as errbook/matcher.py and
- * errbook/normalize.py, over the signature bundle the site build writes (window.ERRBOOK_BUNDLE).
- * The log never leaves the page: nothing here makes a network request, and results are built with
- * textContent (log text is never parsed as HTML). tests/test_engines.py runs this file under Node.js and
- * compares its answers with the Python engine's. */
+/* The browser engine of `errbook triage`: the same cleaning (normalize.py), first stage (matcher.py), environment
+ * evidence (logfacts.py, versions.py), second stage (retrieval.py) and ranking (ranking.py) as the CLI, over the
+ * bundle the site build writes. No DOM: it runs in the page, in a Web Worker and under Node.js.
+ * The log never leaves the page: nothing here makes a network request. tests/test_engines.py runs this file
+ * under Node.js and compares every answer with the Python engine's. */
 (function (root) {
   "use strict";
   const MAX_EVIDENCE = 5;
+  const SUB_SPACE = 65536;
 
-  function compile(bundle) {
-    const n = bundle.normalize;
-    const spec = {
-      rawCap: n.raw_cap_bytes, lineCap: n.line_cap,
-      ansi: new RegExp(n.ansi, "g"), spaces: new RegExp(n.spaces, "g"), prefix: new RegExp(n.prefix),
+  // ---- cleaning (normalize.py) ------------------------------------------------------------------------------
+  function compileSpec(n) {
+    return {
+      rawCap: n.raw_cap_bytes, lineCap: n.line_cap, overlap: n.window_overlap,
+      ansi: new RegExp(n.ansi, "g"), jsonLine: new RegExp(n.json_line), jsonShape: new RegExp(n.json_shape),
+      winSingle: new RegExp(n.winpath_single), jsonEsc: new RegExp(n.json_esc, "g"), jsonMap: n.json_map,
+      breaks: new RegExp(n.breaks), spaces: new RegExp(n.spaces, "g"), squote: new RegExp(n.squote, "g"),
+      dquote: new RegExp(n.dquote, "g"), kelvin: new RegExp(n.kelvin, "g"), longS: new RegExp(n.long_s, "g"),
+      winpath: new RegExp(n.winpath), prefix: new RegExp(n.prefix),
+      mask: n.mask.map((x) => [new RegExp(x[0], "g"), x[1]]),
     };
-    const sigs = bundle.signatures.map((s) => ({
-      entry: s.entry, id: s.id, within: s.within, weight: s.weight, ic: s.ignore_case, anchors: s.anchors,
-      steps: s.steps.map((p) => new RegExp(p, s.ignore_case ? "i" : "")),
-    }));
-    const byAnchor = new Map();
-    sigs.forEach((s, i) => s.anchors.forEach((a) => {
-      const k = (s.ic ? "i:" : "s:") + a;
-      if (!byAnchor.has(k)) byAnchor.set(k, { a: a, ic: s.ic, idx: new Set() });
-      byAnchor.get(k).idx.add(i);
-    }));
-    return { spec: spec, sigs: sigs, anchors: Array.from(byAnchor.values()) };
   }
 
   const enc = typeof TextEncoder !== "undefined" ? new TextEncoder() : null;
   const dec = typeof TextDecoder !== "undefined" ? new TextDecoder("utf-8") : null;
+  const ASTRAL = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
+  const NON_ASCII = /[^\x00-\x7f]/;
 
   function capRaw(line, cap) {
     if (line.length * 3 <= cap || !enc) return line;
@@ -35,102 +32,426 @@
     return b.length > cap ? dec.decode(b.subarray(0, cap)) : line;
   }
 
-  function cleanLine(raw, spec) {
-    let line = capRaw(raw, spec.rawCap).replace(/\r+$/, "");
-    const cr = line.lastIndexOf("\r");
-    if (cr >= 0) line = line.slice(cr + 1);
-    if (line.indexOf("\x1b") >= 0) line = line.replace(spec.ansi, "");
-    line = line.replace(spec.spaces, " ");
+  function stripPrefixes(s, spec) {
     for (;;) {
-      const m = spec.prefix.exec(line);
-      if (!m || m[0].length === 0) break;
-      line = line.slice(m[0].length);
+      const m = spec.prefix.exec(s);
+      if (!m || m[0].length === 0) return s;
+      s = s.slice(m[0].length);
     }
-    if (line.length > spec.lineCap) {
-      const cps = Array.from(line);
-      if (cps.length > spec.lineCap) line = cps.slice(0, spec.lineCap).join("");
-    }
-    return line;
   }
 
-  function candidates(eng, line) {
-    let low = null;
-    const out = new Set();
-    for (const a of eng.anchors) {
-      let hit;
-      if (a.ic) { if (low === null) low = line.toLowerCase(); hit = low.indexOf(a.a) >= 0; }
-      else hit = line.indexOf(a.a) >= 0;
-      if (hit) a.idx.forEach((i) => out.add(i));
-    }
-    return Array.from(out).sort((x, y) => x - y);
+  function windows(s, spec) {
+    if (s.length <= spec.lineCap) return [s];
+    const out = [];
+    const step = spec.lineCap - spec.overlap;
+    for (let i = 0; i < s.length - spec.overlap; i += step) out.push(s.slice(i, i + spec.lineCap));
+    return out;
   }
 
-  function newScan(eng) {
-    return { eng: eng, hits: new Map(), counts: new Map(),
-             seq: eng.sigs.map((s) => (s.steps.length > 1 ? new Array(s.steps.length).fill(null) : null)) };
-  }
-
-  function record(scan, i, chain) {
-    scan.counts.set(i, (scan.counts.get(i) || 0) + 1);
-    if (!scan.hits.has(i)) scan.hits.set(i, []);
-    const lst = scan.hits.get(i);
-    if (lst.length < MAX_EVIDENCE) lst.push(chain);
-  }
-
-  function feed(scan, lineno, line, source) {
-    const sigs = scan.eng.sigs;
-    for (const i of candidates(scan.eng, line)) {
-      const s = sigs[i];
-      const hit = { line: lineno, text: line, source: source || "" };
-      if (s.steps.length === 1) { if (s.steps[0].test(line)) record(scan, i, [hit]); continue; }
-      let partial = scan.seq[i];
-      for (let k = s.steps.length - 1; k >= 0; k--) {
-        if (!s.steps[k].test(line)) continue;
-        if (k === 0) { partial[0] = [lineno, [hit]]; continue; }
-        const prev = partial[k - 1];
-        if (prev === null || prev[1][prev[1].length - 1].line >= lineno || lineno - prev[0] >= s.within) continue;
-        const chain = [prev[0], prev[1].concat([hit])];
-        if (k === s.steps.length - 1) { record(scan, i, chain[1]); partial = scan.seq[i] = new Array(s.steps.length).fill(null); }
-        else partial[k] = chain;
+  function clean(raw, spec) {
+    let line = raw;
+    if (line.indexOf("\x1b") >= 0) line = line.replace(spec.ansi, "");
+    if (NON_ASCII.test(line)) line = line.replace(ASTRAL, "\uFFFD");
+    let parts;
+    if (spec.jsonLine.test(line) && spec.jsonShape.test(line) && !spec.winSingle.test(line)) {
+      parts = line.replace(spec.jsonEsc, (m) => spec.jsonMap[m]).split(spec.breaks)
+        .map((p) => (p.indexOf("\x1b") >= 0 ? p.replace(spec.ansi, "") : p));
+    } else parts = [line];
+    const out = [];
+    for (let s of parts) {
+      if (NON_ASCII.test(s)) {
+        s = s.replace(spec.spaces, " ").replace(spec.squote, "'").replace(spec.dquote, '"')
+          .replace(spec.kelvin, "K").replace(spec.longS, "s");
       }
+      if (s.indexOf("\\") >= 0 && spec.winpath.test(s)) s = s.split("\\").join("/");
+      s = stripPrefixes(s, spec);
+      if (s) for (const w of windows(s, spec)) out.push(w);
     }
+    return out;
   }
 
-  function results(scan) {
-    const byEntry = new Map();
-    const sigs = scan.eng.sigs;
-    for (const [i, chains] of scan.hits) {
-      const s = sigs[i];
-      if (!byEntry.has(s.entry)) byEntry.set(s.entry, { id: s.entry, best: 0, sigs: [], hits: 0, evidence: [] });
-      const e = byEntry.get(s.entry);
-      e.best = Math.max(e.best, s.weight);
-      e.sigs.push(s.id);
-      e.hits += scan.counts.get(i);
-      for (const chain of chains) {
-        e.evidence.push({ signature: s.id, lines: chain.map((h) => (h.source ? { line: h.line, text: h.text, source: h.source } : { line: h.line, text: h.text })) });
+  function mask(s, spec, numbers) {
+    spec.mask.forEach((m, k) => { if (numbers || k !== 2) s = s.replace(m[0], m[1]); });
+    return s.trim();
+  }
+
+  // ---- versions (versions.py) -------------------------------------------------------------------------------
+  function parseVersion(v) {
+    const m = /^[0-9]+(?:\.[0-9]+)*/.exec(String(v).trim().replace(/^v+/, ""));
+    return m ? m[0].split(".").map(Number) : null;
+  }
+  function cmp(a, b) {
+    const n = Math.max(a.length, b.length);
+    for (let i = 0; i < n; i++) { const x = a[i] || 0, y = b[i] || 0; if (x !== y) return x < y ? -1 : 1; }
+    return 0;
+  }
+  function prefixEq(v, b) { for (let i = 0; i < b.length; i++) if (v[i] !== b[i]) return false; return v.length >= b.length; }
+  function inRange(v, rng) {
+    const ver = parseVersion(v);
+    if (ver === null) return null;
+    if (String(rng).trim() === "any") return true;
+    for (const clause of String(rng).split(",")) {
+      const m = /^\s*([<>=!~]=?)\s*([0-9][0-9.]*)\s*$/.exec(clause);
+      if (!m) return null;
+      const op = m[1], bound = m[2].replace(/\.+$/, "").split(".").map(Number);
+      const c = cmp(ver, bound);
+      let ok;
+      if (op === "==" || op === "=") ok = prefixEq(ver, bound);
+      else if (op === "!=") ok = !prefixEq(ver, bound);
+      else if (op === ">=") ok = c >= 0;
+      else if (op === ">") ok = c > 0;
+      else if (op === "<=") ok = c <= 0 || prefixEq(ver, bound);
+      else if (op === "<") ok = c < 0;
+      else { const k = Math.max(1, bound.length - 1); ok = c >= 0 && prefixEq(ver.slice(0, k), bound.slice(0, k)); }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // ---- compile the bundle -----------------------------------------------------------------------------------
+  function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
+
+  function compile(bundle) {
+    const spec = compileSpec(bundle.normalize);
+    const pats = bundle.patterns.map((p) => ({ re: new RegExp(p[0], p[1] ? "i" : ""), ic: p[1], anchors: p[2] }));
+    const always = [];
+    const anchorSet = new Map();
+    pats.forEach((p, i) => {
+      if (!p.anchors.length) { always.push(i); return; }
+      for (const a of p.anchors) {
+        const k = (p.ic ? "i:" : "s:") + a;
+        if (!anchorSet.has(k)) anchorSet.set(k, { a: a, ic: p.ic, idx: [] });
+        anchorSet.get(k).idx.push(i);
+      }
+    });
+    const anchors = Array.from(anchorSet.values());
+    // One case-insensitive alternation of every anchor rejects most lines at once.
+    const any = anchors.length ? new RegExp(anchors.map((x) => escapeRe(x.a)).join("|"), "i") : null;
+    const vetoes = new Map(Object.entries(bundle.vetoes || {}).map((kv) => [kv[0], new Set(kv[1])]));
+    const r = bundle.retrieval || null;
+    let index = null;
+    if (r) {
+      const post = new Map(Object.entries(r.index.post));
+      index = { ids: r.index.ids, idf: r.index.idf, norm: r.index.norm, post: post, k1: r.index.k1 };
+    }
+    const lf = bundle.logfacts || {};
+    return {
+      spec: spec, pats: pats, always: always, anchors: anchors, any: any,
+      roles: bundle.roles, sigs: bundle.signatures, cosmetic: new Set(bundle.cosmetic || []), vetoes: vetoes,
+      noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
+      profiles: bundle.profiles || {},
+      facts: {
+        gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
+        torch: lf.torch ? new RegExp(lf.torch, "i") : null, env: lf.env ? new RegExp(lf.env, "g") : null,
+        plus: lf.plus, minus: lf.minus, low: lf.low, high: lf.high,
+      },
+    };
+  }
+
+  function matchIds(eng, sub) {
+    const cand = new Set(eng.always);
+    if (eng.any && eng.any.test(sub)) {
+      let low = null;
+      for (const a of eng.anchors) {
+        let hit;
+        if (a.ic) { if (low === null) low = sub.toLowerCase(); hit = low.indexOf(a.a) >= 0; }
+        else hit = sub.indexOf(a.a) >= 0;
+        if (hit) for (const i of a.idx) cand.add(i);
       }
     }
     const out = [];
-    for (const e of byEntry.values()) {
-      const score = e.best + 10 * (e.sigs.length - 1) + Math.min(e.hits - 1, 9);
-      e.evidence.sort((a, b) => {
-        const sa = a.lines[0].source || "", sb = b.lines[0].source || "";
-        return sa < sb ? -1 : sa > sb ? 1 : a.lines[0].line - b.lines[0].line;
-      });
-      out.push({ id: e.id, score: score, signatures: e.sigs.slice().sort(), hits: e.hits, evidence: e.evidence });
+    for (const i of cand) if (eng.pats[i].re.test(sub)) out.push(i);
+    return out.sort((x, y) => x - y);
+  }
+
+  // ---- the scan (matcher.py) --------------------------------------------------------------------------------
+  function newScan(eng) {
+    const partial = new Map();
+    eng.sigs.forEach((s, i) => { if (s.steps.length > 1) partial.set(i, new Array(s.steps.length).fill(null)); });
+    return { eng: eng, single: new Map(), partial: partial, seqHits: new Map(), notes: {} };
+  }
+
+  function hitOf(line, text, source) { return { line: line, text: text, source: source || "" }; }
+
+  function seqStep(scan, pos, i, k, hit) {
+    const s = scan.eng.sigs[i];
+    const partial = scan.partial.get(i);
+    if (k === 0) { partial[0] = [pos, [hit]]; return; }
+    const prev = partial[k - 1];
+    if (prev === null || prev[0] >= pos || hit.line - prev[1][0].line >= s.within) return;
+    const chain = [pos, prev[1].concat([hit])];
+    if (k === s.steps.length - 1) {
+      if (!scan.seqHits.has(i)) scan.seqHits.set(i, [0, []]);
+      const st = scan.seqHits.get(i);
+      st[0] += 1;
+      if (st[1].length < MAX_EVIDENCE) st[1].push(chain[1]);
+      scan.partial.set(i, new Array(s.steps.length).fill(null));
+    } else partial[k] = chain;
+  }
+
+  function recordSingle(scan, i, chain, outranked) {
+    if (!scan.single.has(i)) scan.single.set(i, [0, 0, [], []]);
+    const st = scan.single.get(i);
+    st[outranked ? 1 : 0] += 1;
+    const lst = st[outranked ? 3 : 2];
+    if (lst.length < MAX_EVIDENCE) lst.push(chain);
+  }
+
+  function feed(scan, lineno, subs, ids, source) {
+    const eng = scan.eng;
+    if (!ids.some((x) => x.length)) return;
+    const singles = new Map();
+    for (let j = 0; j < subs.length; j++) {
+      const pids = ids[j];
+      if (!pids.length) continue;
+      const veto = eng.vetoes.size ? (eng.vetoes.get(mask(subs[j], eng.spec, false)) || null) : null;
+      for (const pid of pids) {
+        const role = eng.roles[pid];
+        if (role[0] === "sig") {
+          const i = role[1], k = role[2];
+          if (veto && veto.has(i)) continue;
+          if (eng.sigs[i].steps.length === 1) { if (!singles.has(i)) singles.set(i, j); }
+          else seqStep(scan, lineno * SUB_SPACE + j, i, k, hitOf(lineno, subs[j], source));
+        } else {
+          const name = role[1];
+          if (!scan.notes[name]) scan.notes[name] = [];
+          if (scan.notes[name].length < eng.noteCaps[name]) scan.notes[name].push(subs[j]);
+        }
+      }
     }
-    out.sort((a, b) => (b.score - a.score) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (singles.size) {
+      let top = -1;
+      for (const i of singles.keys()) top = Math.max(top, eng.sigs[i].specificity);
+      const topEntries = new Set();
+      for (const i of singles.keys()) if (eng.sigs[i].specificity === top) topEntries.add(eng.sigs[i].entry);
+      for (const [i, j] of singles) {
+        const s = eng.sigs[i];
+        recordSingle(scan, i, [hitOf(lineno, subs[j], source)], s.specificity < top && !topEntries.has(s.entry));
+      }
+    }
+  }
+
+  function feedText(eng, scan, text, source) {
+    const lines = text.split(eng.spec.breaks);
+    for (let n = 0; n < lines.length; n++) {
+      const subs = clean(capRaw(lines[n], eng.spec.rawCap), eng.spec);
+      if (subs.length) feed(scan, n + 1, subs, subs.map((s) => matchIds(eng, s)), source);
+    }
+  }
+
+  function cmpStr(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
+
+  function results(scan) {
+    const eng = scan.eng;
+    const byEntry = new Map();
+    const slot = (id) => {
+      if (!byEntry.has(id)) byEntry.set(id, { id: id, stand: { best: 0, sigs: new Set(), hits: 0, ev: [] },
+                                              out: { best: 0, sigs: new Set(), hits: 0, ev: [] } });
+      return byEntry.get(id);
+    };
+    const add = (part, s, count, chains) => {
+      part.best = Math.max(part.best, s.weight);
+      part.sigs.add(s.id);
+      part.hits += count;
+      for (const c of chains) part.ev.push([s.id, c]);
+    };
+    for (const [i, st] of scan.single) {
+      const s = eng.sigs[i];
+      const e = slot(s.entry);
+      if (st[0]) add(e.stand, s, st[0], st[2]);
+      if (st[1]) add(e.out, s, st[1], st[3]);
+    }
+    for (const [i, st] of scan.seqHits) add(slot(eng.sigs[i].entry).stand, eng.sigs[i], st[0], st[1]);
+    const out = [];
+    for (const [id, e] of byEntry) {
+      const part = e.stand.hits ? e.stand : e.out;
+      let standing = 0, why = "";
+      if (!e.stand.hits) { standing = 2; why = "outranked: a more specific signature of another entry matched the same line"; }
+      else if (eng.cosmetic.has(id)) { standing = 1; why = "cosmetic: a harmless message, ranked below real causes"; }
+      const score = part.best + 10 * (part.sigs.size - 1) + Math.min(part.hits - 1, 9);
+      const evs = e.stand.ev.concat(part === e.out ? e.out.ev : []);
+      evs.sort((a, b) => cmpStr(a[1][0].source, b[1][0].source) || (a[1][0].line - b[1][0].line) || cmpStr(a[0], b[0]));
+      const evidence = [], seen = new Set();
+      for (const [sigId, chain] of evs) {
+        const key = JSON.stringify(chain.map((h) => [h.source, h.line, h.text]));
+        if (seen.has(key)) continue;
+        seen.add(key);
+        evidence.push({ signature: sigId, lines: chain.map((h) => (h.source ? { line: h.line, text: h.text, source: h.source }
+                                                                         : { line: h.line, text: h.text })) });
+      }
+      const sigs = Array.from(new Set([...e.stand.sigs, ...e.out.sigs])).sort(cmpStr);
+      const r = { id: id, score: score, standing: standing, confidence: "match", signatures: sigs,
+                  hits: e.stand.hits + e.out.hits, evidence: evidence };
+      if (why) r.note = why;
+      out.push(r);
+    }
+    out.sort((a, b) => (a.standing - b.standing) || (b.score - a.score) || cmpStr(a.id, b.id));
+    return out;
+  }
+
+  // ---- environment evidence (logfacts.py) ---------------------------------------------------------------------
+  function uniqSorted(xs) { return Array.from(new Set(xs)).sort(cmpStr); }
+
+  function factsFromNotes(eng, notes) {
+    const f = eng.facts, facts = {};
+    if (f.gfx) {
+      const g = [];
+      for (const line of notes.gfx || []) for (const m of line.matchAll(f.gfx)) g.push(m[0]);
+      if (g.length) facts.gfx = uniqSorted(g);
+    }
+    for (const key of ["rocm", "torch"]) {
+      if (!f[key]) continue;
+      for (const line of notes[key] || []) { const m = f[key].exec(line); if (m) { facts[key] = m[1]; break; } }
+    }
+    if (f.env) {
+      const e = [];
+      for (const line of notes.env || []) for (const m of line.matchAll(f.env)) e.push(m[1]);
+      if (e.length) facts.env = uniqSorted(e);
+    }
+    return facts;
+  }
+
+  function archOk(g, archs) {
+    return archs.some((a) => g === a || (a.endsWith("-generic") && g.startsWith(a.slice(0, -"-generic".length))));
+  }
+
+  function adjust(eng, prof, facts) {
+    let plus = 0, minus = 0;
+    const why = [];
+    if (prof.archs && facts.gfx) {
+      const hit = facts.gfx.filter((g) => archOk(g, prof.archs));
+      if (hit.length) { plus++; why.push(`the log names ${hit[0]}, which this entry's trigger lists`); }
+      else { minus++; why.push(`the log names ${facts.gfx.slice(0, 3).join(", ")}; this entry is about ${prof.archs.slice(0, 4).join(", ")}`); }
+    }
+    for (const [key, label] of [["rocm", "ROCm"], ["torch", "PyTorch"]]) {
+      if (prof[key] && facts[key]) {
+        const inside = prof[key].map((r) => inRange(facts[key], r));
+        if (inside.some((x) => x === true)) { plus++; why.push(`${label} ${facts[key]} is in the range this entry applies to`); }
+        else if (inside.every((x) => x === false)) {
+          minus++; why.push(`${label} ${facts[key]} is outside the range this entry applies to (${prof[key].join("; ")})`);
+        }
+      }
+    }
+    if (prof.env && facts.env) {
+      const both = prof.env.filter((v) => facts.env.indexOf(v) >= 0);
+      if (both.length) { plus++; why.push(`the log sets ${both[0]}, which this entry's trigger names`); }
+    }
+    const f = eng.facts;
+    return [Math.max(f.low, Math.min(f.high, f.plus * plus - f.minus * minus)), why];
+  }
+
+  // ---- second stage (retrieval.py) --------------------------------------------------------------------------
+  const UPPER = /[A-Z]/g;
+  function lower(s) { return s.replace(UPPER, (c) => String.fromCharCode(c.charCodeAt(0) + 32)); }
+
+  function tokens(eng, text) {
+    const r = eng.retrieval;
+    const re = r.tokenizer;
+    text = text.replace(new RegExp(re.dirs, "g"), " ").replace(new RegExp(re.hex, "g"), " ");
+    const stop = r.stop;
+    const out = [];
+    const ok = (w) => w.length >= 2 && !/^[0-9]+$/.test(w) && !stop.has(w);
+    for (const m of text.matchAll(new RegExp(re.word, "g"))) {
+      const w = m[0], lw = lower(w);
+      if (ok(lw)) out.push(lw);
+      const parts = Array.from(w.split("_").join(" ").matchAll(new RegExp(re.parts, "g")), (x) => x[0]);
+      if (parts.length > 1) for (const p of parts) { const lp = lower(p); if (ok(lp)) out.push(lp); }
+    }
+    for (const m of text.matchAll(new RegExp(re.cjk, "g"))) {
+      const run = m[0];
+      if (run.length === 1) out.push(run);
+      for (let i = 0; i < run.length - 1; i++) out.push(run.slice(i, i + 2));
+    }
+    return out;
+  }
+
+  function headText(eng, text) {
+    const cap = eng.retrieval.head_bytes;
+    let b = enc.encode(text);
+    const cut = b.length > cap;
+    let lines = dec.decode(b.subarray(0, cap)).split(eng.spec.breaks);
+    if (cut) lines = lines.slice(0, -1);
+    const out = [];
+    for (const raw of lines.slice(0, eng.retrieval.head_lines)) for (const s of clean(capRaw(raw, eng.spec.rawCap), eng.spec)) out.push(s);
+    return out.join("\n");
+  }
+
+  function scores(eng, toks) {
+    const idx = eng.index;
+    const acc = new Array(idx.ids.length).fill(0);
+    const k1 = idx.k1;
+    for (const t of uniqSorted(toks)) {
+      const p = idx.post.get(t);
+      if (!p) continue;
+      const w = idx.idf[t];
+      for (const [k, tf] of p) acc[k] += w * (tf * (k1 + 1)) / (tf + idx.norm[k]);
+    }
+    const ranked = [];
+    acc.forEach((s, k) => { if (s > 0) ranked.push([s, idx.ids[k]]); });
+    ranked.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
+    return ranked;
+  }
+
+  function decide(ranked, cal, top) {
+    if (!ranked.length) return [];
+    const best = ranked[0][0], first = ranked[0][1];
+    if (first.startsWith("benign:") || best < cal.min_score) return [];
+    const runner = ranked.length > 1 ? ranked[1][0] : 0;
+    if ((best - runner) / best < cal.min_margin) return [];
+    const out = [];
+    for (const [s, i] of ranked) {
+      if (i.startsWith("benign:") || out.length === top) break;
+      out.push({ id: i, score: s, confidence: "likely" });
+    }
+    return out;
+  }
+
+  // ---- ranking (ranking.py) -----------------------------------------------------------------------------------
+  function rank(eng, scan, head) {
+    const facts = factsFromNotes(eng, scan.notes);
+    const res = results(scan);
+    if (res.length) {
+      for (const r of res) {
+        const [delta, why] = adjust(eng, eng.profiles[r.id] || {}, facts);
+        if (delta || why.length) { r.score += delta; r.environment = why; }
+      }
+      res.sort((a, b) => (a.standing - b.standing) || (b.score - a.score) || cmpStr(a.id, b.id));
+      return res;
+    }
+    if (!eng.index) return [];
+    const lines = scan.notes[eng.retrieval.sample_name] || [];
+    const query = lines.length ? lines.join("\n") : headText(eng, head);
+    const adjusted = [];
+    for (const [s0, i] of scores(eng, tokens(eng, query))) {
+      let s = s0;
+      if (!i.startsWith("benign:")) { const [delta] = adjust(eng, eng.profiles[i] || {}, facts); s = s * (1 + delta / 100); }
+      adjusted.push([s, i]);
+    }
+    adjusted.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
+    const out = decide(adjusted, eng.cal, 3);
+    for (const r of out) {
+      r.standing = 0;
+      const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1];
+      if (why.length) r.environment = why;
+    }
     return out;
   }
 
   function matchText(eng, text, source) {
     const scan = newScan(eng);
-    const lines = text.split("\n");
-    for (let n = 0; n < lines.length; n++) feed(scan, n + 1, cleanLine(lines[n], eng.spec), source);
-    return results(scan);
+    feedText(eng, scan, text, source);
+    return rank(eng, scan, text);
   }
 
-  const api = { compile: compile, cleanLine: cleanLine, matchText: matchText };
+  function prepareRetrieval(bundle) {
+    if (bundle.retrieval && !(bundle.retrieval.stop instanceof Set)) bundle.retrieval.stop = new Set(bundle.retrieval.stop);
+    return bundle;
+  }
+
+  const api = {
+    compile: (bundle) => compile(prepareRetrieval(bundle)), clean: (raw, spec) => clean(capRaw(raw, spec.rawCap), spec),
+    matchText: matchText, tokens: tokens, inRange: inRange,
+  };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;
 })(typeof self !== "undefined" ? self : globalThis);

@@ -1,0 +1,28 @@
+"""What the paste page's engine (assets/engine.js) needs, as one JSON-able object: the first stage's patterns
+and ranking data, the second stage's index and thresholds, the environment-evidence patterns and each entry's
+trigger profile. The site plugin writes it; tests/test_engines.py feeds it to Node.js."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import logfacts, retrieval, triage
+
+
+def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | None = None) -> dict:
+    m = triage.build_matcher(active)
+    out = m.bundle()
+    idx = index if index is not None else retrieval.shipped_index(root, active)
+    out["retrieval"] = {
+        "index": idx.export(),
+        "calibration": cal or retrieval.calibration(),
+        "tokenizer": {"dirs": retrieval._DIRS.pattern, "hex": retrieval._HEX.pattern, "word": retrieval._WORD.pattern,
+                      "parts": retrieval._PARTS.pattern, "cjk": retrieval._CJK.pattern},
+        "stop": sorted(retrieval._STOP),
+        "head_bytes": retrieval.HEAD_BYTES, "head_lines": retrieval.HEAD_LINES,
+        "sample_name": retrieval.SAMPLE_NAME,
+    }
+    out["logfacts"] = {"gfx": logfacts._GFX.pattern, "rocm": logfacts._ROCM.pattern, "torch": logfacts._TORCH.pattern,
+                       "env": logfacts._ENV.pattern, "plus": logfacts.PLUS, "minus": logfacts.MINUS,
+                       "low": logfacts.LOW, "high": logfacts.HIGH}
+    out["profiles"] = {e.id: logfacts.profile(e) for e in active if not e.withdrawn}
+    return out

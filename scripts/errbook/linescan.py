@@ -1,0 +1,130 @@
+"""Streaming a binary log through the prefilter into a Scan, with flat memory.
+
+Input is read in CHUNK-sized pieces. A lone \\r ends a line (as an editor shows it); \\r\\n is one line end. A
+line longer than normalize.RAW_CAP_BYTES keeps only its head: the rest is skipped up to its newline. Only lines
+the prefilter cannot rule out are decoded, cleaned, verified and fed to the scan.
+"""
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+
+from . import matcher as matcher_mod
+from . import normalize
+from .retrieval import HEAD_BYTES
+
+CHUNK = 8 << 20
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def _line_text(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return normalize.decode(raw)
+
+
+def feed_line(m: matcher_mod.Matcher, scan: matcher_mod.Scan, lineno: int, raw: bytes, ids, source: str,
+              offset: int | None) -> None:
+    subs = normalize.clean(_line_text(raw))
+    if subs:
+        pf = m.prefilter
+        scan.feed(lineno, subs, [pf.verify(s, ids) for s in subs], source, offset)
+
+
+def _block(m, scan, data: bytes, base: int, offset: int | None, source: str) -> None:
+    """data: whole lines, each ending with \\n; base: lines before it; offset: its file offset (or None)."""
+    probe = normalize.probe(data)
+    full = scan.notes_full()
+    cand = (m.prefilter_sigs if full else m.prefilter).lines(probe)
+    if not cand:
+        return
+    skip = scan.full_note_ids() if not full else set()
+    starts = None
+    if probe is not data:                      # rewritten: find the raw line by its index instead
+        lines = data.split(b"\n")
+        if offset is not None:
+            starts = [0, *accumulate(len(x) + 1 for x in lines)]
+    for idx in sorted(cand):
+        ids, s, e = cand[idx]
+        if ids is not None and skip:
+            ids = ids - skip
+            if not ids:
+                continue                       # only notes that are already full
+        if probe is data:
+            raw, at = data[s:min(e, s + normalize.RAW_CAP_BYTES)], s
+        else:
+            raw, at = lines[idx][:normalize.RAW_CAP_BYTES], (starts[idx] if starts else 0)
+        feed_line(m, scan, base + idx + 1, raw, ids, source, None if offset is None else offset + at)
+
+
+def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str = "", limit: int | None = None,
+                offset: int | None = None, head: list | None = None) -> tuple[int, int]:
+    """Feed a binary stream into scan, reading at most `limit` bytes. offset: the file offset of the stream's
+    start when evidence is to be re-read later (parallel workers), else None. head: receives the first
+    HEAD_BYTES (and one byte more). Returns (physical lines, bytes)."""
+    cap = normalize.RAW_CAP_BYTES
+    base = 0             # complete lines consumed so far
+    nbytes = 0
+    pending = b""        # unprocessed start of the current line (at most cap bytes kept)
+    pending_at = 0       # its offset from the stream start
+    overflow = False     # the current line is longer than cap; the rest is skipped up to its newline
+    held_cr = b""        # a \r at a chunk's end: it may be the first half of \r\n
+    while True:
+        want = CHUNK if limit is None else min(CHUNK, limit - nbytes)
+        buf = f.read(want) if want > 0 else b""
+        if head is not None and nbytes <= HEAD_BYTES and buf:
+            head.append(buf[:HEAD_BYTES + 1 - nbytes])      # one byte more tells whether the head was cut
+        at = nbytes - len(held_cr)             # stream offset of buf[0] once held_cr is put back
+        nbytes += len(buf)
+        eof = not buf
+        buf = held_cr + buf
+        held_cr = b""
+        if not eof and buf.endswith(b"\r"):
+            held_cr, buf = b"\r", buf[:-1]
+        if b"\r" in buf:
+            buf = _LONE_CR.sub(b"\n", buf)     # same length: offsets stay true
+        if eof and not buf:
+            break
+        pos = 0
+        if pending or overflow:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                if not overflow:
+                    room = cap - len(pending)
+                    pending += buf[:room]
+                    overflow = len(buf) > room
+                if eof:
+                    break
+                continue
+            if not overflow:
+                pending += buf[:min(nl, cap - len(pending))]
+            _block(m, scan, pending + b"\n", base, None if offset is None else offset + pending_at, source)
+            base += 1
+            pending, overflow, pos = b"", False, nl + 1
+        last = buf.rfind(b"\n", pos)
+        if last >= 0:
+            chunk = buf[pos:last + 1]
+            _block(m, scan, chunk, base, None if offset is None else offset + at + pos, source)
+            base += chunk.count(b"\n")
+            pos = last + 1
+        if pos < len(buf):
+            pending, pending_at = buf[pos:pos + cap], at + pos
+            overflow = len(buf) - pos > cap
+        if eof:
+            break
+    if pending or overflow:
+        _block(m, scan, pending + b"\n", base, None if offset is None else offset + pending_at, source)
+        base += 1
+    return base, nbytes
+
+
+def reread(path: str, offset: int, sub: int) -> str:
+    """The cleaned sub-line `sub` of the physical line starting at `offset` (parallel scans keep offsets only)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        raw = f.read(normalize.RAW_CAP_BYTES)
+    m = re.search(rb"\r\n|\r|\n", raw)
+    if m:
+        raw = raw[:m.start()]
+    subs = normalize.clean(normalize.decode(raw))
+    return subs[sub] if sub < len(subs) else ""

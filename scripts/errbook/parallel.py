@@ -1,0 +1,158 @@
+"""Triage of a big regular file by one process per core, with the same answer as one process.
+
+The file is cut at line starts. Each worker scans its range completely (single-line signatures, vetoes, notes)
+and returns that part through a pipe. Steps of multi-line sequences cannot be decided inside one range (a
+sequence may start in one range and end in the next), so a worker spills them — compact records, never the line
+text — to a file; the parent replays every range's spill in file order and finally re-reads, by offset, the few
+lines shown as evidence. Line numbers, sequences and evidence are therefore exactly those of one process.
+
+Nothing hangs and nothing is left behind: a worker that dies (an OOM kill) is reported with its signal, Ctrl-C
+and SIGTERM stop every worker, and the spill folder is removed on every path out.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import struct
+import tempfile
+from multiprocessing.connection import wait
+
+from . import linescan
+from . import matcher as matcher_mod
+
+PARALLEL_MIN_BYTES = 64 << 20
+_EVENT = struct.Struct("<QQHIB")      # line (in range), offset delta, sub-line, signature, step
+
+
+class WorkerDied(RuntimeError):
+    pass
+
+
+class SpillFailed(RuntimeError):
+    pass
+
+
+def _next_line_start(f, pos: int, size: int) -> int:
+    """The first line start at or after pos: after a \n, after a \r\n, or after a lone \r."""
+    f.seek(pos)
+    while True:
+        b = f.read(1 << 20)
+        if not b:
+            return size
+        cuts = [x for x in (b.find(b"\n"), b.find(b"\r")) if x >= 0]
+        if cuts:
+            cut = min(cuts)
+            pos += cut + 1
+            if b[cut] == 0x0D:                          # \r: one line end together with a following \n
+                f.seek(pos)
+                if f.read(1) == b"\n":
+                    pos += 1
+            return min(pos, size)
+        pos += len(b)
+
+
+def line_aligned_bounds(path: str, size: int, parts: int) -> list[int]:
+    """Split points at line starts (a huge line costs no memory: the search reads 1 MiB at a time)."""
+    bounds = [0]
+    with open(path, "rb") as f:
+        for i in range(1, parts):
+            bounds.append(_next_line_start(f, max(bounds[-1], size * i // parts), size))
+    bounds.append(size)
+    return sorted(set(bounds))
+
+
+def _worker(m: matcher_mod.Matcher, path: str, start: int, end: int, spill: str, source: str, conn) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides what Ctrl-C does
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with open(spill, "wb", buffering=1 << 20) as out:
+            last = [start]
+
+            def sink(pos, i, k, hit):
+                off, sub = hit.ref
+                out.write(_EVENT.pack(hit.line, off - last[0], sub, i, k))
+                last[0] = off
+
+            scan = m.new_scan(seq_sink=sink)
+            with open(path, "rb") as f:
+                f.seek(start)
+                lines, nbytes = linescan.scan_stream(m, f, scan, source, limit=end - start, offset=start)
+        conn.send({"part": scan.part(), "lines": lines, "bytes": nbytes})
+    except OSError as e:
+        conn.send({"error": f"{type(e).__name__}: {e}"})
+    finally:
+        conn.close()
+
+
+def _replay(spill: str, start: int, line_base: int, scan: matcher_mod.Scan, source: str) -> None:
+    size = _EVENT.size
+    last = start
+    with open(spill, "rb") as f:
+        while True:
+            buf = f.read(size * 65536)
+            if not buf:
+                return
+            for line, doff, sub, i, k in _EVENT.iter_unpack(buf[: len(buf) - len(buf) % size]):
+                last += doff
+                ln = line + line_base
+                scan.seq_step(ln * matcher_mod.SUB_SPACE + sub, i, k, matcher_mod.Hit(ln, None, source, (last, sub)))
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "did not finish"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}" + (" (out of memory?)" if -code == signal.SIGKILL else "")
+    return f"exited with status {code}"
+
+
+def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers: int,
+              source: str = "") -> tuple[int, int]:
+    """Feed a big regular file into scan with `workers` processes. Raises WorkerDied or SpillFailed."""
+    size = os.path.getsize(path)
+    bounds = line_aligned_bounds(path, size, workers)
+    m.prefilter                                  # compiled once, inherited by the forked workers
+    ctx = multiprocessing.get_context("fork")
+    procs, results = [], {}
+    with tempfile.TemporaryDirectory(prefix="errbook-triage-") as tmp:
+        try:
+            for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+                rd, wr = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_worker, args=(m, path, a, b, os.path.join(tmp, f"{k}.spill"), source, wr), daemon=True)
+                p.start()
+                wr.close()
+                procs.append((k, p, rd))
+            waiting = {rd: (k, p) for k, p, rd in procs}
+            while waiting:
+                for rd in wait(list(waiting)):
+                    k, p = waiting.pop(rd)
+                    try:
+                        results[k] = rd.recv()
+                    except EOFError:          # the pipe closed without a result: the worker died
+                        p.join(5)
+                        raise WorkerDied(f"triage worker {k + 1}/{len(procs)} {_describe_exit(p.exitcode)}") from None
+            errors = [r["error"] for r in results.values() if "error" in r]
+            if errors:
+                raise SpillFailed(f"could not write temporary files in {tmp}: {errors[0]}")
+            line_base = nbytes = 0
+            for k, (a, _) in enumerate(zip(bounds, bounds[1:])):
+                r = results[k]
+                scan.merge_part(r["part"], line_base)
+                _replay(os.path.join(tmp, f"{k}.spill"), a, line_base, scan, source)
+                line_base += r["lines"]
+                nbytes += r["bytes"]
+        finally:
+            for _, p, rd in procs:
+                if p.is_alive():
+                    p.kill()
+                p.join(5)
+                rd.close()
+    for h in scan.evidence_hits():
+        if h.text is None and h.ref is not None:
+            h.text = linescan.reread(path, *h.ref)
+    return line_base, nbytes

@@ -1,0 +1,161 @@
+"""The multi-pattern prefilter: one pass over a chunk of raw log lines finds the lines that may match.
+
+Two engines give the same answers (tests/test_prefilter.py):
+  hyperscan  Intel Hyperscan (the `hyperscan` wheel ships the library) compiles every pattern in prefilter mode
+             and reports, per line, which patterns may match there; only those are verified.
+  re2        one RE2 alternation of all patterns finds candidate lines (as `grep -E -f` does); an RE2 set
+             names the patterns that match each cleaned sub-line. Used where the Hyperscan wheel is missing
+             or ERRBOOK_PREFILTER=re2.
+
+Both are supersets: a pattern that matches a cleaned sub-line also matches the probe of its raw line
+(normalize.probe), because cleaning only keeps substrings of the probe. A pattern is searched with its ^/$
+dropped; a pattern with an inner anchor is searched through its literal anchors instead.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+import re2
+
+from . import normalize
+
+ID_SPACE = 1 << 16          # a hit is encoded as end offset * ID_SPACE + pattern id (plain ints sort fast)
+UNKNOWN = ID_SPACE - 1      # the engine found a candidate line but not which pattern
+
+
+def loose(pattern: str) -> str | None:
+    """The pattern with its outer ^/$ dropped, or None when another anchor remains inside it."""
+    q = pattern[1:] if pattern.startswith("^") else pattern
+    if q.endswith("$") and not q.endswith("\\$"):
+        q = q[:-1]
+    if re.search(r"(?<![\\\[])[\^$]", q):
+        return None
+    return q
+
+
+def _search_forms(pattern: str, ignore_case: bool, anchors: list[str]) -> list[tuple[str, bool]]:
+    q = loose(pattern)
+    if q is not None:
+        return [(q, ignore_case)]
+    return [(re2.escape(a), ignore_case) for a in anchors]
+
+
+class _Hyperscan:
+    name = "hyperscan"
+
+    def __init__(self, forms: list[tuple[str, bool, int]]):
+        import hyperscan
+        self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8
+        self.db.compile(expressions=[f.encode() for f, _, _ in forms], ids=[i for _, _, i in forms],
+                        flags=[base | (hyperscan.HS_FLAG_CASELESS if ic else 0) for _, ic, _ in forms])
+
+    def hits(self, probe: bytes) -> list[int]:
+        """end offset * ID_SPACE + pattern id of every possible match."""
+        found: list[int] = []
+        add = found.append
+        self.db.scan(probe, match_event_handler=lambda i, f, t, fl, c: add(t * ID_SPACE + i))
+        return found
+
+
+class _RE2:
+    name = "re2"
+
+    def __init__(self, forms: list[tuple[str, bool, int]]):
+        opts = re2.Options()
+        opts.max_mem = 256 << 20
+        alt = b"|".join((("(?i:" if ic else "(?:") + f + ")").encode() for f, ic, _ in forms)
+        self.rx = re2.compile(alt, opts) if forms else None
+
+    def hits(self, probe: bytes) -> list[int]:
+        """(offset + 1) * ID_SPACE + UNKNOWN per candidate line: the ids are found later by the exact set."""
+        found: list[int] = []
+        if self.rx is None:
+            return found
+        pos = 0
+        while True:
+            m = self.rx.search(probe, pos)
+            if m is None:
+                return found
+            # A hit may span lines (\s matches a newline): every line it touches is a candidate.
+            s = m.start()
+            e = max(s, m.end() - 1)
+            nl = probe.find(b"\n", s)
+            while 0 <= nl < e:
+                found.append((nl + 1) * ID_SPACE + UNKNOWN)
+                nl = probe.find(b"\n", nl + 1)
+            found.append((e + 1) * ID_SPACE + UNKNOWN)
+            nxt = probe.find(b"\n", e)
+            if nxt < 0:
+                return found
+            pos = nxt + 1
+
+
+class Prefilter:
+    """patterns: (pattern, ignore_case, anchors) per id. lines(probe) -> {line index: ids or None}."""
+
+    def __init__(self, patterns: list[tuple[str, bool, list[str]]], engine: str | None = None,
+                 exclude: set[int] = frozenset()):
+        forms = [(f, ic, i) for i, (p, ic, anchors) in enumerate(patterns) if i not in exclude
+                 for f, ic in _search_forms(p, ic, anchors)]
+        engine = engine or os.environ.get("ERRBOOK_PREFILTER") or "auto"
+        self.engine = None
+        if engine in ("auto", "hyperscan") and forms:
+            try:
+                self.engine = _Hyperscan(forms)
+            except Exception:       # no wheel for this platform, or a pattern it cannot take
+                if engine == "hyperscan":
+                    raise
+        if self.engine is None:
+            self.engine = _RE2(forms)
+        self.name = self.engine.name
+        # The exact set: which patterns match a cleaned sub-line (used when the engine gives no ids).
+        # (Excluded patterns stay in the set, so ids keep their meaning.)
+        self.exact = re2.Set.SearchSet(re2.Options())
+        for p, ic, _ in patterns:
+            self.exact.Add(("(?i)" if ic else "") + p)
+        self.exact.Compile()
+        self.compiled = [re2.compile(("(?i)" if ic else "") + p) for p, ic, _ in patterns]
+        # The binding's search() decodes offsets back to characters; a yes/no needs only RE2's own Match.
+        self._fast = [getattr(c, "_regexp", None) for c in self.compiled]
+        self._unanchored = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+        self._null = getattr(re2, "_NULL_SPAN", None)
+
+    def lines(self, probe: bytes) -> dict[int, tuple]:
+        """Line index within the chunk (0-based) -> (pattern ids that may match there, or None when the engine
+        cannot tell; the line's start and end offsets in the probe)."""
+        out: dict[int, tuple] = {}
+        hits = self.engine.hits(probe)
+        if not hits:
+            return out
+        hits.sort()
+        idx, line_end, cur = -1, -1, None
+        for h in hits:
+            end, pid = divmod(h, ID_SPACE)
+            last = end - 1 if end > 0 else 0          # the match's last character (end is one past it)
+            if last > line_end:                       # a new line: count the newlines skipped to reach it
+                idx += 1 + probe.count(b"\n", line_end + 1, last)
+                start = probe.rfind(b"\n", 0, last) + 1
+                line_end = probe.find(b"\n", last)
+                if line_end < 0:
+                    line_end = len(probe)
+                cur = None if pid == UNKNOWN else set()
+                out[idx] = (cur, start, line_end)
+            if cur is not None:
+                if pid == UNKNOWN:
+                    cur = None
+                    out[idx] = (None,) + out[idx][1:]
+                else:
+                    cur.add(pid)
+        return out
+
+    def verify(self, sub: str, ids: set[int] | None) -> list[int]:
+        """The pattern ids that really match a cleaned sub-line (sorted)."""
+        if ids is None:
+            return sorted(self.exact.Match(sub) or ())
+        if self._null is None or self._unanchored is None:
+            return sorted(i for i in ids if self.compiled[i].search(sub) is not None)
+        b = sub.encode("utf-8")
+        n, a, null = len(b), self._unanchored, self._null
+        return sorted(i for i in ids if self._fast[i].Match(a, b, 0, n)[0] != null)

@@ -1,0 +1,263 @@
+"""The second stage: when no signature matches, rank entries by lexical similarity (BM25) and say "likely".
+
+Documents are the entries' whole text (titles, causes, summaries, symptoms, root cause, trigger explanation,
+aliases, tags, Chinese text, and the real log examples of their signatures) plus benign logs indexed as
+"not a problem". The query is the log's error-like lines (or its head when it has none). The answer abstains
+when a benign document ranks first, when the best score is low, or when the margin to the runner-up is small;
+the thresholds are data (data/calibration.json), calibrated by `errbook eval --calibrate` on the dev split.
+
+The tokenizer is plain ASCII rules plus CJK bigrams, and idf and length norms are precomputed here, so
+assets/engine.js computes bit-identical scores from the exported index.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+
+from . import normalize, paths
+
+K1, B = 1.2, 0.75
+SAMPLE_NAME = "s2"
+SAMPLE_CAP = 300            # error-like lines used as the query
+HEAD_LINES = 400            # lines of the head used when the log has no error-like line
+HEAD_BYTES = 64 << 10       # the part of a log's start used as its head
+EXAMPLE_CHARS = 4000        # characters of one example indexed
+BENIGN_CHARS = 32 << 10     # characters of one benign log indexed
+# Lines worth querying with: the words a failure report uses. An extra prefilter pattern (notes "s2").
+SAMPLE_PATTERN = (r"error|fail|fatal|abort|panic|exception|unable|cannot|can't|could not|invalid|"
+                  r"illegal|denied|refused|missing|not found|no such|undefined|unsupported|not supported|"
+                  r"timeout|timed out|\bhang|stuck|killed|segmentation|core dumped|out of memory|warning|"
+                  r"\bslow|mismatch|incorrect|wrong")
+SAMPLE_EXTRA = (SAMPLE_NAME, r"(?:" + SAMPLE_PATTERN + r")", True, SAMPLE_CAP)
+
+_STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
+is it its may me my no not of on or our so such than that the their then there these they this to was we were
+what when where which while who will with you your""".split())
+_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_DIRS = re.compile(r"(?:[A-Za-z]:)?(?:/[^ \t/:'\"()<>,;\[\]]+)+/", re.ASCII)
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b", re.ASCII)
+_WORD = re.compile(r"[A-Za-z0-9_]+", re.ASCII)
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
+_CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def tokens(text: str) -> list[str]:
+    """Words of a text: identifiers whole and split (camelCase, snake_case, letters|digits), no numbers,
+    no stop words, directories and hex dropped; CJK as character bigrams."""
+    text = _HEX.sub(" ", _DIRS.sub(" ", text))
+    out: list[str] = []
+    for w in _WORD.findall(text):
+        lw = w.translate(_UPPER)
+        if len(lw) >= 2 and not lw.isdigit() and lw not in _STOP:
+            out.append(lw)
+        parts = _PARTS.findall(w.replace("_", " "))
+        if len(parts) > 1:
+            for p in parts:
+                lp = p.translate(_UPPER)
+                if len(lp) >= 2 and not lp.isdigit() and lp not in _STOP:
+                    out.append(lp)
+    for run in _CJK.findall(text):
+        if len(run) == 1:
+            out.append(run)
+        out += [run[i:i + 2] for i in range(len(run) - 1)]
+    return out
+
+
+def thread_of(url: str) -> str:
+    """A thread's canonical address: github.com/OWNER/REPO/issues/N (pull/N is the same thread; the ROCm issue
+    tracker's two names are one repository); other URLs without fragment and query."""
+    u = str(url).split("#")[0].split("?")[0].rstrip("/")
+    m = re.match(r"https?://github\.com/([^/]+)/([^/]+)/(?:issues|pull|discussions)/(\d+)", u)
+    if m:
+        owner, repo = m.group(1).lower(), m.group(2).lower()
+        if (owner, repo) == ("rocm", "rocm"):
+            repo = "legacy-rocm-build"
+        return f"github.com/{owner}/{repo}/{m.group(3)}"
+    return re.sub(r"^https?://", "", u).lower()
+
+
+# --- documents ----------------------------------------------------------------------------------------------
+
+def _entry_base_text(e) -> str:
+    d = e.data
+    parts = [d.get("title", ""), d.get("title_zh", ""), d.get("cause", ""), d.get("cause_zh", ""),
+             " ".join(d.get("aliases") or []), " ".join(d.get("tags") or []), d.get("summary", ""),
+             d.get("summary_zh", ""), " ".join(d.get("symptoms") or []), " ".join(d.get("symptoms_zh") or []),
+             d.get("root_cause", ""), (d.get("triggers") or {}).get("explanation", "")]
+    parts.append(d.get("title", ""))          # the title counts twice: it names the problem
+    return "\n".join(str(p) for p in parts if p)
+
+
+def entry_docs(entries) -> dict[str, dict]:
+    """Per active entry: base token counts and its examples' token counts with their threads."""
+    docs = {}
+    for e in entries:
+        if e.withdrawn:
+            continue
+        ex = []
+        for s in e.get("signatures") or []:
+            for x in s.get("examples") or []:
+                text = "\n".join(sub for raw in normalize.split_lines(str(x.get("text", ""))[:EXAMPLE_CHARS])
+                                 for sub in normalize.clean(normalize.cap_raw(raw)))
+                ex.append((thread_of(x.get("source", "")), Counter(tokens(text))))
+        docs[e.id] = {"base": Counter(tokens(_entry_base_text(e))), "examples": ex}
+    return docs
+
+
+def benign_doc(text: str) -> Counter:
+    return Counter(tokens(query_text(text[:BENIGN_CHARS], whole=True)))
+
+
+def query_text(text: str, whole: bool = False) -> str:
+    """The cleaned lines of an in-memory text that a query uses (the stream path collects the same lines)."""
+    lines = normalize.split_lines(text)
+    subs = [s for raw in lines for s in normalize.clean(normalize.cap_raw(raw))]
+    if whole:
+        return "\n".join(subs)
+    rx = re.compile(SAMPLE_PATTERN, re.IGNORECASE | re.ASCII)
+    sample = [s for s in subs if rx.search(s)][:SAMPLE_CAP]
+    return "\n".join(sample) if sample else head_text(text)
+
+
+def head_text(text: str | bytes) -> str:
+    """The first HEAD_LINES cleaned lines of the first HEAD_BYTES of a text (a cut last line is dropped)."""
+    b = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    cut = len(b) > HEAD_BYTES
+    lines = normalize.split_lines(b[:HEAD_BYTES].decode("utf-8", "replace"))
+    if cut:
+        lines = lines[:-1]
+    return "\n".join(s for raw in lines[:HEAD_LINES] for s in normalize.clean(normalize.cap_raw(raw)))
+
+
+
+
+# --- the index ----------------------------------------------------------------------------------------------
+
+class Index:
+    """BM25 over entry documents and benign documents. ids: 'RMN-NNNN' or 'benign:<name>'."""
+
+    def __init__(self, docs: dict[str, Counter]):
+        self.ids = sorted(docs)
+        n = len(self.ids)
+        df: Counter = Counter()
+        for c in docs.values():
+            df.update(c.keys())
+        lens = [sum(docs[i].values()) for i in self.ids]
+        avg = (sum(lens) / n) if n else 1.0
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.norm = [K1 * (1 - B + B * (dl / avg if avg else 0)) for dl in lens]
+        self.post: dict[str, list[tuple[int, int]]] = {}
+        for k, i in enumerate(self.ids):
+            for t, tf in sorted(docs[i].items()):
+                self.post.setdefault(t, []).append((k, tf))
+
+    def scores(self, query_tokens) -> list[tuple[float, str]]:
+        acc = [0.0] * len(self.ids)
+        for t in sorted(set(query_tokens)):
+            p = self.post.get(t)
+            if not p:
+                continue
+            w = self.idf[t]
+            for k, tf in p:
+                acc[k] += w * (tf * (K1 + 1)) / (tf + self.norm[k])
+        ranked = [(s, self.ids[k]) for k, s in enumerate(acc) if s > 0]
+        ranked.sort(key=lambda x: (-x[0], x[1]))
+        return ranked
+
+    def export(self) -> dict:
+        return {"ids": self.ids, "idf": self.idf, "norm": self.norm, "post": self.post, "k1": K1}
+
+
+def build(entry_docs_: dict, benign: dict[str, Counter], exclude_threads: frozenset = frozenset()) -> Index:
+    docs: dict[str, Counter] = {}
+    for eid, d in entry_docs_.items():
+        c = Counter(d["base"])
+        for thread, ex in d["examples"]:
+            if thread not in exclude_threads:
+                c.update(ex)
+        docs[eid] = c
+    for name, c in benign.items():
+        docs[f"benign:{name}"] = c
+    return Index(docs)
+
+
+# --- deciding --------------------------------------------------------------------------------------------------
+
+def calibration() -> dict:
+    p = paths.PACKAGE_DIR / "data" / "calibration.json"
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def decide(ranked: list[tuple[float, str]], cal: dict, top: int = 3) -> list[dict]:
+    """Likely entries (best first), or [] to abstain."""
+    if not ranked:
+        return []
+    best, first = ranked[0]
+    if first.startswith("benign:") or best < cal["min_score"]:
+        return []
+    runner = ranked[1][0] if len(ranked) > 1 else 0.0
+    if (best - runner) / best < cal["min_margin"]:
+        return []
+    out = []
+    for s, i in ranked:
+        if i.startswith("benign:") or len(out) == top:
+            break
+        out.append({"id": i, "score": s, "confidence": "likely"})
+    return out
+
+
+# --- the shipped index: entries plus every benign log, cached by content -----------------------------------
+
+def benign_dir(root: Path) -> Path:
+    return root / "tests" / "triage_eval" / "benign"
+
+
+def benign_docs(root: Path, names: set[str] | None = None) -> dict[str, Counter]:
+    out = {}
+    for p in sorted(benign_dir(root).glob("*.log")):
+        if names is None or p.name in names:
+            out[p.name] = benign_doc(p.read_text(encoding="utf-8", errors="replace"))
+    return out
+
+
+def _fingerprint(root: Path, entries) -> str:
+    h = hashlib.sha1()
+    for e in entries:
+        h.update(e.rel.encode())
+        h.update(str(e.path.stat().st_mtime_ns).encode())
+    for p in sorted(benign_dir(root).glob("*.log")):
+        h.update(p.name.encode())
+        h.update(str(p.stat().st_size).encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def shipped_index(root: Path, entries) -> Index:
+    """The index the CLI and the site use (cached under .cache/, rebuilt when entries or benign logs change)."""
+    cache = root / ".cache" / f"retrieval-{_fingerprint(root, entries)}.json"
+    if cache.is_file():
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            return _from_export(data)
+        except (OSError, ValueError, KeyError):
+            pass
+    idx = build(entry_docs(entries), benign_docs(root))
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        for old in cache.parent.glob("retrieval-*.json"):
+            old.unlink()
+        cache.write_text(json.dumps(idx.export()), encoding="utf-8")
+    except OSError:
+        pass                 # a read-only checkout still triages, only slower
+    return idx
+
+
+def _from_export(data: dict) -> Index:
+    idx = Index.__new__(Index)
+    idx.ids, idx.idf, idx.norm = data["ids"], data["idf"], data["norm"]
+    idx.post = {t: [tuple(x) for x in p] for t, p in data["post"].items()}
+    return idx
