@@ -1,67 +1,105 @@
-"""The matcher: cleaning, single lines, ordered sequences, and ranking that puts specific evidence first."""
-from errbook import matcher, normalize
+"""The first stage: single lines, ordered sequences, and ranking that puts specific evidence first."""
+from errbook import matcher
 
 
-def sig(entry, sid, priority, pattern=None, sequence=None, within=None, ignore_case=False):
-    d = {"id": sid, "priority": priority, "ignore_case": ignore_case}
+def sig(entry, sid, priority, pattern=None, sequence=None, within=None, ignore_case=False, counter=()):
+    d = {"id": sid, "priority": priority, "ignore_case": ignore_case,
+         "counter_examples": [{"text": t, "source": "captured: test"} for t in counter]}
     if pattern:
         d["pattern"] = pattern
     else:
         d["sequence"] = sequence
         if within:
             d["within"] = within
-    return matcher.build_signature(entry, d)
+    return d
 
 
-def test_clean_line_strips_noise():
-    assert normalize.clean_line("\x1b[1m\x1b[31merror:\x1b[0m boom") == "error: boom"
-    assert normalize.clean_line("2024-05-01T10:11:12.345Z [rank3]: RuntimeError: x") == "RuntimeError: x"
-    assert normalize.clean_line("[2024-05-01 10:11:12,001] [default0]: hipErrorX") == "hipErrorX"
-    assert normalize.clean_line("(VllmWorkerProcess pid=123) ERROR 05-01 x") == "ERROR 05-01 x"
-    assert normalize.clean_line("  5%|#   | 1/20\r 50%|#####| 10/20\r100%|######| 20/20\r") == "100%|######| 20/20"
-    assert normalize.clean_line("a\u00a0b\u2003c") == "a b c"
-    assert len(normalize.clean_line("x" * 10000)) == normalize.LINE_CAP
+class E:
+    """A minimal entry for Matcher.from_entries."""
+    def __init__(self, eid, sigs, cosmetic=False):
+        self.data = {"id": eid, "signatures": sigs, **({"cosmetic": True} if cosmetic else {})}
+        self.id, self.rel, self.withdrawn = eid, f"{eid}.yaml", False
+
+    def get(self, k, d=None):
+        return self.data.get(k, d)
+
+
+def M(*entries):
+    return matcher.Matcher.from_entries(list(entries))
 
 
 def test_single_line_and_ignore_case():
-    m = matcher.Matcher([sig("RMN-0001", "a", 3, r"hipErrorNoBinaryForGpu", ignore_case=True)])
+    m = M(E("RMN-0001", [sig("RMN-0001", "a", 3, r"hipErrorNoBinaryForGpu", ignore_case=True)]))
     res = m.match_text("ok\nHIPERRORNOBINARYFORGPU: Unable to find code object\n")
     assert res[0]["id"] == "RMN-0001" and res[0]["evidence"][0]["lines"][0]["line"] == 2
+    assert res[0]["confidence"] == "match"
 
 
 def test_sequence_in_order_within_window():
-    s = sig("RMN-0002", "seq", 4, sequence=[r"Memory access fault by GPU", r"Reason: Page not present"], within=5)
-    m = matcher.Matcher([s])
+    m = M(E("RMN-0002", [sig("RMN-0002", "seq", 4, sequence=[r"Memory access fault by GPU", r"Reason: Page not present"],
+                             within=5)]))
     assert m.match_text("Memory access fault by GPU node-2\nx\nReason: Page not present or supervisor privilege")
     assert not m.match_text("Reason: Page not present\nMemory access fault by GPU node-2")       # wrong order
     assert not m.match_text("Memory access fault by GPU\n" + "x\n" * 10 + "Reason: Page not present")  # too far
     # a later first step restarts the window
     res = m.match_text("Memory access fault by GPU\n" + "x\n" * 10 + "Memory access fault by GPU\nReason: Page not present")
     assert [l["line"] for l in res[0]["evidence"][0]["lines"]] == [12, 13]
+    # one line never advances two steps
+    assert not m.match_text("Memory access fault by GPU; Reason: Page not present")
 
 
 def test_specific_beats_many_generic_hits():
-    generic = sig("RMN-0100", "generic", 1, r"RuntimeError: HIP error")
-    specific = sig("RMN-0200", "specific", 5, r"hipErrorNoBinaryForGpu")
-    m = matcher.Matcher([generic, specific])
+    m = M(E("RMN-0100", [sig("RMN-0100", "generic", 1, r"RuntimeError: HIP error")]),
+          E("RMN-0200", [sig("RMN-0200", "specific", 5, r"hipErrorNoBinaryForGpu")]))
     log = "\n".join(["RuntimeError: HIP error: invalid argument"] * 50 +
                     ["RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find code object"])
-    res = m.match_text(log)
+    assert [r["id"] for r in m.match_text(log)] == ["RMN-0200", "RMN-0100"]
+
+
+def test_on_one_line_the_more_specific_signature_wins_whatever_the_priority():
+    generic = E("RMN-0100", [sig("RMN-0100", "generic", 5, r"HIP error: invalid device function")])
+    specific = E("RMN-0200", [sig("RMN-0200", "specific", 2,
+                                  r"HIP error: invalid device function.*composable_kernel/include/ck")])
+    m = M(generic, specific)
+    line = "RuntimeError: HIP error: invalid device function at composable_kernel/include/ck/host_utility/kernel_launch.hpp"
+    res = m.match_text(line)
     assert [r["id"] for r in res] == ["RMN-0200", "RMN-0100"]
+    assert res[1]["standing"] == 2 and "outranked" in res[1]["note"]
+    # on a line of its own the generic signature stands
+    res = m.match_text(line + "\nRuntimeError: HIP error: invalid device function")
+    assert {r["id"]: r["standing"] for r in res} == {"RMN-0100": 0, "RMN-0200": 0}
+
+
+def test_cosmetic_entries_rank_below_a_real_cause():
+    m = M(E("RMN-0096", [sig("RMN-0096", "ids", 5, r"amdgpu\.ids: No such file or directory")], cosmetic=True),
+          E("RMN-0090", [sig("RMN-0090", "nb", 3, r"invalid device function")]))
+    res = m.match_text("/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\nHIP error: invalid device function")
+    assert [r["id"] for r in res] == ["RMN-0090", "RMN-0096"] and res[1]["standing"] == 1
+
+
+def test_a_counter_example_met_with_another_path_vetoes_its_signature_only():
+    s = sig("RMN-0093", "tensile", 4, r"Cannot read \S*TensileLibrary",
+            counter=["rocBLAS error: Cannot read /opt/rocm-5.4.0/lib/rocblas/library/TensileLibraryX: Illegal seek"])
+    m = M(E("RMN-0093", [s]))
+    assert not m.match_text("rocBLAS error: Cannot read /usr/lib64/rocblas/library/TensileLibraryX: Illegal seek")
+    assert m.match_text("rocBLAS error: Cannot read /usr/lib64/rocblas/library/TensileLibrary.dat: No such file")
+
+
+def test_numbers_are_not_masked_for_vetoes():
+    s = sig("RMN-0118", "spill", 4, r"VGPRs Spill: [0-9]+", counter=["remark: VGPRs Spill: 0"])
+    m = M(E("RMN-0118", [s]))
+    assert m.match_text("remark: VGPRs Spill: 12")
+
+
+def test_the_same_line_is_shown_once_as_evidence():
+    m = M(E("RMN-0001", [sig("RMN-0001", "a", 3, r"cuda_runtime\.h"), sig("RMN-0001", "b", 3, r"file not found")]))
+    res = m.match_text("fatal error: 'cuda_runtime.h' file not found")
+    assert len(res[0]["evidence"]) == 1 and res[0]["signatures"] == ["a", "b"]
 
 
 def test_more_distinct_evidence_ranks_higher_at_equal_priority():
-    a1 = sig("RMN-0001", "a1", 3, r"cannot open shared object file")
-    b1 = sig("RMN-0002", "b1", 3, r"cannot open shared object file")
-    b2 = sig("RMN-0002", "b2", 3, r"libamdhip64\.so")
-    m = matcher.Matcher([a1, b1, b2])
+    m = M(E("RMN-0001", [sig("RMN-0001", "a1", 3, r"cannot open shared object file")]),
+          E("RMN-0002", [sig("RMN-0002", "b1", 3, r"cannot open shared object file"),
+                         sig("RMN-0002", "b2", 3, r"libamdhip64\.so")]))
     res = m.match_text("ImportError: libamdhip64.so.6: cannot open shared object file: No such file or directory")
     assert res[0]["id"] == "RMN-0002" and res[0]["score"] > res[1]["score"]
-
-
-def test_prefilter_never_loses_a_match():
-    s = sig("RMN-0001", "a", 3, r"local memory \(\d+\) exceeds limit")
-    m = matcher.Matcher([s])
-    assert m.prefilter.search(b"error: local memory (80000) exceeds limit (65536)")
-    assert m.candidates("error: local memory (80000) exceeds limit (65536)") == [0]
-    assert m.candidates("all good") == []

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from errbook import entries, matcher, triage
+from errbook import entries, linescan, matcher, parallel, triage
 from conftest import errbook
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
@@ -35,11 +35,11 @@ def test_stdin(mini_root):
 
 
 def _scan(root, data: bytes, chunk: int, monkeypatch):
-    monkeypatch.setattr(triage, "CHUNK", chunk)
+    monkeypatch.setattr(linescan, "CHUNK", chunk)
     loaded, _ = entries.load_all(root)
-    m = matcher.Matcher.from_entries(loaded)
+    m = triage.build_matcher(loaded)
     s = m.new_scan()
-    n, b = triage.scan_stream(m, io.BytesIO(data), s)
+    n, b = linescan.scan_stream(m, io.BytesIO(data), s)
     return s.results(), n, b
 
 
@@ -54,7 +54,7 @@ def test_chunk_boundaries_do_not_change_results(mini_root, monkeypatch, chunk):
 def test_huge_line_binary_garbage_and_invalid_utf8(mini_root, monkeypatch):
     import os
     huge = b"cuda_runtime.h " * (7 * 1024 * 1024)     # ~100 MB single line full of the anchor
-    garbage = os.urandom(1 << 20).replace(b"\n", b"\x00")
+    garbage = os.urandom(1 << 20).replace(b"\n", b"\x00").replace(b"\r", b"\x00")
     data = huge + b"\n" + garbage + b"\n\xff\xfe\xc3(invalid utf8\n" + ERR
     t0 = time.time()
     res, n, _ = _scan(mini_root, data, 8 << 20, monkeypatch)
@@ -97,28 +97,31 @@ def test_prefilter_hit_spanning_lines_does_not_hide_a_later_match():
     m = matcher.Matcher([s])
     scan = m.new_scan()
     data = b"noise\nERROR: cannot open\ncannot open shared object file\n"
-    triage.scan_stream(m, io.BytesIO(data), scan)
+    linescan.scan_stream(m, io.BytesIO(data), scan)
     assert [ln["line"] for ev in scan.results()[0]["evidence"] for ln in ev["lines"]] == [3]
     assert m.match_text(data.decode())[0]["evidence"] == scan.results()[0]["evidence"]
 
 
-def test_parallel_file_scan_equals_one_process(mini_root, tmp_path, monkeypatch):
+def test_parallel_file_scan_equals_one_process(tmp_path, monkeypatch):
     """Workers split the file; sequences across the split and line numbers come out as in one process."""
     seq = matcher.build_signature("RMN-0001", {"id": "seq", "priority": 4, "within": 400,
                                               "sequence": [r"Memory access fault by GPU", r"Reason: Page not present"]})
-    m = matcher.Matcher([seq])
+    one_line = matcher.build_signature("RMN-0002", {"id": "one", "priority": 3, "pattern": r"hipErrorNoBinaryForGpu"})
+    m = matcher.Matcher([seq, one_line])
     lines = [b"step %d loss 0.5\n" % i for i in range(4000)]
     lines[1990] = b"Memory access fault by GPU node-1 on address 0x7f00\n"     # before the split point
     lines[2010] = b"Reason: Page not present or supervisor privilege.\n"       # after it
+    lines[2500] = b"old\rprogress\rhipErrorNoBinaryForGpu: Unable to find\r\n"  # lone CRs end lines too
     lines[3999] = b"x" * 300000 + b" Memory access fault by GPU\n"             # a long line near the end
     path = tmp_path / "big.log"
     path.write_bytes(b"".join(lines) + b"Reason: Page not present")           # no final newline
     one = m.new_scan()
     with open(path, "rb") as f:
-        n1, b1 = triage.scan_stream(m, f, one)
-    monkeypatch.setattr(triage, "PARALLEL_MIN_BYTES", 0)
+        n1, b1 = linescan.scan_stream(m, f, one)
     many = m.new_scan()
-    n2, b2 = triage.scan_file(m, str(path), many, workers=3)
-    assert (n1, b1) == (n2, b2) == (4001, path.stat().st_size)
+    n2, b2 = parallel.scan_file(m, str(path), many, workers=3)
+    assert (n1, b1) == (n2, b2) == (4003, path.stat().st_size)
     assert one.results() == many.results()
-    assert [l["line"] for l in many.results()[0]["evidence"][0]["lines"]] == [1991, 2011]
+    by_id = {r["id"]: r for r in many.results()}
+    assert [l["line"] for l in by_id["RMN-0001"]["evidence"][0]["lines"]] == [1991, 2011]
+    assert by_id["RMN-0002"]["evidence"][0]["lines"][0]["line"] == 2503

@@ -113,6 +113,24 @@ def cmd_eval(args) -> int:
     return EXIT_OK
 
 
+TRIAGE_HELP = """\
+Rank the entries a log points to. First stage: every entry's signatures ("match"). When none matches, a
+second stage ranks entries by similarity to their text and says "likely"; it abstains when the log looks like
+normal output. Lines stating the GPU (gfx id), the ROCm or PyTorch version or ROCm/HIP environment variables
+re-rank the candidates through the entries' triggers.
+
+What is read: logs of any size (a big file is scanned by one process per core); lines end at \\n, \\r\\n or a
+lone \\r (CR-only logs included); JSON-escaped logs (\\n inside a JSON string, as CI systems and container
+runtimes export) are split at their escaped newlines; ANSI colours, timestamps and launcher, kernel-log,
+journal, container and CI prefixes are ignored; GCC's typographic quotes and Windows paths are read like
+clang's quotes and Unix paths. Limits: only the first 64 KiB of a physical line is read; a line longer than
+4096 characters is matched in overlapping windows, so a match longer than 256 characters across a window
+boundary can be missed.
+
+Exit codes: 0 a signature matched; 1 no signature matched (likely entries may still be listed); 2 error.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="errbook", description="The ROCm migration error notebook toolkit.")
     p.add_argument("--version", action="version", version=f"errbook {__version__}")
@@ -138,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--site-dir", help="output folder (default: site/)")
     s.set_defaults(fn=cmd_build)
 
-    s = sub.add_parser("triage", help="match a log (files or stdin) against every entry's signatures")
+    s = sub.add_parser("triage", help="match a log (files or stdin) against every entry's signatures",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, description=TRIAGE_HELP)
     s.add_argument("files", nargs="*", help="log files; '-' or none reads stdin; several files = one log per rank")
     s.add_argument("--json", action="store_true", help='print {"matches": [...]} in rank order')
     s.add_argument("--top", type=int, default=3, help="how many entries to show (default 3)")

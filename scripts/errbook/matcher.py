@@ -9,9 +9,8 @@ sequence of patterns matched on sub-lines in order within `within` physical line
 
 Ranking (the same rules in engine.js):
   weight(signature)      = 100 * priority + min(literal characters, 50) + (10 if it is a multi-line sequence)
-  specificity(signature) = its literal characters (what any match must contain)
-  * On one physical line, a single-line signature is *outranked* when a signature of another entry with more
-    literal characters matched the same line: a specific message beats a generic one whatever the priorities.
+  * A single-line signature is *outranked* on a line when its match lies strictly inside the match of another
+    entry's signature on the same sub-line: the longer, more specific message wins whatever the priorities.
   * A line equal to one of a signature's counter-examples but for its paths and hex addresses
     (normalize.mask without numbers) never counts for that signature.
   * score(entry) = max weight of its standing signatures + 10 per further distinct one + min(hits - 1, 9)
@@ -40,7 +39,6 @@ class Signature:
     within: int
     priority: int
     weight: int
-    specificity: int
     anchors: list[str]
     compiled: list = field(repr=False, default_factory=list)
 
@@ -60,8 +58,7 @@ def build_signature(entry_id: str, sig: dict) -> Signature:
     prio = int(sig.get("priority", 1))
     weight = 100 * prio + min(literal, 50) + (10 if len(steps) > 1 else 0)
     anchors = sorted({a for i in infos for a in i["anchors"]})
-    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), prio, weight, literal, anchors,
-                     compiled)
+    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), prio, weight, anchors, compiled)
 
 
 @dataclass
@@ -70,6 +67,25 @@ class Hit:
     text: str | None          # None until filled from `ref` (parallel scans re-read evidence lines at the end)
     source: str = ""
     ref: tuple | None = None  # (byte offset of the physical line, sub-line index)
+
+
+def _outranked(m: "Matcher", subs: list[str], singles: dict[int, int]) -> set[int]:
+    """Single-line signatures whose match, on their sub-line, lies strictly inside the match of another entry's
+    signature: the longer match names the problem more precisely."""
+    by_sub: dict[int, list[int]] = {}
+    for i, j in singles.items():
+        by_sub.setdefault(j, []).append(i)
+    out = set()
+    for j, lst in by_sub.items():
+        if len({m.sigs[i].entry_id for i in lst}) < 2:
+            continue
+        spans = {i: m.sigs[i].compiled[0].search(subs[j]).span() for i in lst}
+        for a in lst:
+            for b in lst:
+                (sa, ea), (sb, eb) = spans[a], spans[b]
+                if m.sigs[a].entry_id != m.sigs[b].entry_id and sa <= sb and eb <= ea and ea - sa > eb - sb:
+                    out.add(b)
+    return out
 
 
 class Scan:
@@ -131,14 +147,10 @@ class Scan:
                     lst = self.notes.setdefault(i, [])
                     if len(lst) < m.note_caps[i]:
                         lst.append(sub)
-        if singles:
-            top = max(m.sigs[i].specificity for i in singles)
-            top_entries = {m.sigs[i].entry_id for i in singles if m.sigs[i].specificity == top}
-            for i, j in singles.items():
-                s = m.sigs[i]
-                outranked = s.specificity < top and s.entry_id not in top_entries
-                self._record_single(i, [Hit(lineno, subs[j], source, None if offset is None else (offset, j))],
-                                    outranked)
+        outranked = _outranked(m, subs, singles) if len({m.sigs[i].entry_id for i in singles}) > 1 else ()
+        for i, j in singles.items():
+            self._record_single(i, [Hit(lineno, subs[j], source, None if offset is None else (offset, j))],
+                                i in outranked)
 
     def _record_single(self, i: int, chain: list[Hit], outranked: bool) -> None:
         st = self.single.setdefault(i, [0, 0, [], []])
@@ -353,7 +365,7 @@ class Matcher:
         return {
             "normalize": normalize.JS_SPEC,
             "signatures": [{"entry": s.entry_id, "id": s.sig_id, "steps": s.steps, "ignore_case": s.ignore_case,
-                            "within": s.within, "weight": s.weight, "specificity": s.specificity}
+                            "within": s.within, "weight": s.weight}
                            for s in self.sigs],
             "patterns": [[p, ic, anchors] for p, ic, anchors in self.patterns],
             "roles": [list(r) for r in self.pattern_role],

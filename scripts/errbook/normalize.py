@@ -5,13 +5,13 @@ the two equal. A physical log line becomes one or more *sub-lines*, each matched
 
   1. the raw line is cut at RAW_CAP_BYTES of UTF-8 (memory stays flat on a 200 MB line);
   2. colour codes are removed; characters outside the BMP become U+FFFD (so `.` means one character in RE2 and
-     in JavaScript's RegExp alike);
+     in JavaScript's RegExp alike); odd spaces become a plain space; typographic quotes (GCC's ‘…’ and “…”)
+     become ASCII quotes; the two non-ASCII letters RE2 folds onto ASCII ones become those letters;
   3. a JSON-escaped line (a log exported by a CI system or a container runtime, with `\\n` inside a string) is
      unescaped and split at its escaped newlines;
-  4. in each sub-line: odd spaces become a plain space, typographic quotes (GCC's ‘…’ and “…”) become ASCII
-     quotes, backslashes become slashes in lines holding a Windows drive path, and launcher prefixes
-     (timestamps, torchrun ranks, Ray workers, dmesg/journal headers, driver device names, container and CI
-     prefixes) are stripped from the left;
+  4. in each sub-line: backslashes become slashes in a sub-line holding a Windows drive path, and launcher
+     prefixes (timestamps, torchrun ranks, Ray workers, dmesg/journal headers, driver device names, container
+     and CI prefixes) are stripped from the left;
   5. a sub-line longer than LINE_CAP is matched in overlapping windows (a match shorter than WINDOW_OVERLAP
      characters is never cut in two).
 
@@ -101,6 +101,8 @@ def clean(raw: str) -> list[str]:
         line = _ANSI.sub("", line)
     if not line.isascii():
         line = _ASTRAL.sub("\ufffd", line)
+        line = _DQUOTE.sub('"', _SQUOTE.sub("'", _SPACES.sub(" ", line)))
+        line = _LONG_S.sub("s", _KELVIN.sub("K", line))
     if _JSON_LINE.search(line) and _JSON_SHAPE.search(line) and not _WINPATH_SINGLE.search(line):
         parts = _BREAKS.split(_JSON_ESC.sub(lambda m: _JSON_MAP[m.group(0)], line))
         parts = [_ANSI.sub("", p) if "\x1b" in p else p for p in parts]
@@ -108,9 +110,6 @@ def clean(raw: str) -> list[str]:
         parts = [line]
     out: list[str] = []
     for s in parts:
-        if not s.isascii():
-            s = _DQUOTE.sub('"', _SQUOTE.sub("'", _SPACES.sub(" ", s)))
-            s = _LONG_S.sub("s", _KELVIN.sub("K", s))
         if "\\" in s and _WINPATH.search(s):
             s = s.replace("\\", "/")
         s = _strip_prefixes(s)
@@ -147,6 +146,8 @@ _JSON_ESC_B = re.compile(_JSON_ESC.pattern.encode())
 def _probe_special(line: bytes) -> bytes:
     if _JSON_LINE_B.search(line) and _JSON_SHAPE_B.search(line) and not _WINPATH_SINGLE_B.search(line):
         line = _JSON_ESC_B.sub(lambda x: _JSON_MAP_B[x.group(0)], line)
+        if b"\x1b" in line:
+            line = _ANSI_B.sub(b"", line)
     if b"\\" in line and _WINPATH_B.search(line):
         line = line.replace(b"\\", b"/")
     return line
@@ -155,6 +156,12 @@ def _probe_special(line: bytes) -> bytes:
 def probe(data: bytes) -> bytes:
     """What the prefilter searches for a chunk of whole lines (valid UTF-8, same number of newlines)."""
     data = valid_utf8(data)
+    if b"\x1b" in data:
+        data = _ANSI_B.sub(b"", data)
+    if not data.isascii():
+        for k, v in _REWRITE_B.items():       # bytes.replace per character beats a regex with a callback
+            if k in data:
+                data = data.replace(k, v)
     if b"\\" in data:
         # Lines holding an escaped newline or a drive path (memchr for each backslash: a regex that can start
         # at any letter would visit every byte).
@@ -173,12 +180,6 @@ def probe(data: bytes) -> bytes:
         if out:
             out.append(data[pos:])
             data = b"".join(out)
-    if b"\x1b" in data:
-        data = _ANSI_B.sub(b"", data)
-    if not data.isascii():
-        for k, v in _REWRITE_B.items():       # bytes.replace per character beats a regex with a callback
-            if k in data:
-                data = data.replace(k, v)
     return data
 
 

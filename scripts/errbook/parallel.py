@@ -14,7 +14,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import struct
 import tempfile
 from multiprocessing.connection import wait
 
@@ -22,7 +21,7 @@ from . import linescan
 from . import matcher as matcher_mod
 
 PARALLEL_MIN_BYTES = 64 << 20
-_EVENT = struct.Struct("<QQHIB")      # line (in range), offset delta, sub-line, signature, step
+SPILL_FRACTION = 4          # a worker's spill may hold at most 1/SPILL_FRACTION of its range's bytes
 
 
 class WorkerDied(RuntimeError):
@@ -31,6 +30,29 @@ class WorkerDied(RuntimeError):
 
 class SpillFailed(RuntimeError):
     pass
+
+
+def _varints(*values: int) -> bytes:
+    out = bytearray()
+    for v in values:
+        while v >= 0x80:
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+        out.append(v)
+    return bytes(out)
+
+
+def _read_varints(f):
+    """The numbers of a spill file, read 1 MiB at a time (memory stays flat whatever the spill's size)."""
+    v = shift = 0
+    while buf := f.read(1 << 20):
+        for b in buf:
+            v |= (b & 0x7F) << shift
+            if b & 0x80:
+                shift += 7
+            else:
+                yield v
+                v = shift = 0
 
 
 def _next_line_start(f, pos: int, size: int) -> int:
@@ -65,38 +87,40 @@ def line_aligned_bounds(path: str, size: int, parts: int) -> list[int]:
 def _worker(m: matcher_mod.Matcher, path: str, start: int, end: int, spill: str, source: str, conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides what Ctrl-C does
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    budget = max(1 << 16, (end - start) // SPILL_FRACTION)
     try:
         with open(spill, "wb", buffering=1 << 20) as out:
-            last = [start]
+            last = [0, start, 0]                       # previous event's line, offset; bytes written
 
             def sink(pos, i, k, hit):
                 off, sub = hit.ref
-                out.write(_EVENT.pack(hit.line, off - last[0], sub, i, k))
-                last[0] = off
+                rec = _varints(hit.line - last[0], off - last[1], sub, i, k)
+                last[0], last[1], last[2] = hit.line, off, last[2] + len(rec)
+                if last[2] > budget:
+                    raise SpillFailed("the spill of sequence steps outgrew its budget")
+                out.write(rec)
 
             scan = m.new_scan(seq_sink=sink)
             with open(path, "rb") as f:
                 f.seek(start)
                 lines, nbytes = linescan.scan_stream(m, f, scan, source, limit=end - start, offset=start)
         conn.send({"part": scan.part(), "lines": lines, "bytes": nbytes})
-    except OSError as e:
+    except (OSError, SpillFailed) as e:
         conn.send({"error": f"{type(e).__name__}: {e}"})
     finally:
         conn.close()
 
 
 def _replay(spill: str, start: int, line_base: int, scan: matcher_mod.Scan, source: str) -> None:
-    size = _EVENT.size
-    last = start
     with open(spill, "rb") as f:
-        while True:
-            buf = f.read(size * 65536)
-            if not buf:
-                return
-            for line, doff, sub, i, k in _EVENT.iter_unpack(buf[: len(buf) - len(buf) % size]):
-                last += doff
-                ln = line + line_base
-                scan.seq_step(ln * matcher_mod.SUB_SPACE + sub, i, k, matcher_mod.Hit(ln, None, source, (last, sub)))
+        vals = _read_varints(f)
+        line, off = 0, start
+        for dline in vals:
+            off += next(vals)
+            sub, i, k = next(vals), next(vals), next(vals)
+            line += dline
+            ln = line + line_base
+            scan.seq_step(ln * matcher_mod.SUB_SPACE + sub, i, k, matcher_mod.Hit(ln, None, source, (off, sub)))
 
 
 def _describe_exit(code: int | None) -> str:
@@ -138,7 +162,7 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
                         raise WorkerDied(f"triage worker {k + 1}/{len(procs)} {_describe_exit(p.exitcode)}") from None
             errors = [r["error"] for r in results.values() if "error" in r]
             if errors:
-                raise SpillFailed(f"could not write temporary files in {tmp}: {errors[0]}")
+                raise SpillFailed(f"parallel scan gave up ({errors[0]}; temporary folder {tmp})")
             line_base = nbytes = 0
             for k, (a, _) in enumerate(zip(bounds, bounds[1:])):
                 r = results[k]

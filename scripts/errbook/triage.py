@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -88,58 +89,100 @@ def tally_path(arg: str) -> Path:
     return Path(base) / "errbook" / "tally.jsonl"
 
 
+def record_tally(arg: str, results: list[dict]) -> str | None:
+    """Append the matched ids (never any log text) to the tally; returns a message when that is impossible."""
+    p = tally_path(arg)
+    try:
+        if p.is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with open(p, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                "top": results[0]["id"], "matched": [r["id"] for r in results]}) + "\n")
+    except OSError as e:
+        return f"could not record the tally in {p}: {e.strerror or e}"
+    return None
+
+
 def show_tally(path: Path) -> int:
+    """Counts per entry. Lines that are not tally records (corrupt, not UTF-8) are counted and reported."""
     counts: dict[str, int] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("top"):
-                counts[rec["top"]] = counts.get(rec["top"], 0) + 1
+    bad = 0
+    try:
+        raw = path.read_bytes() if path.exists() else b""
+    except OSError as e:
+        print(f"errbook triage: cannot read the tally {path}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    for line in raw.splitlines():
+        try:
+            rec = json.loads(line.decode("utf-8"))
+            top = rec.get("top") if isinstance(rec, dict) else None
+        except (UnicodeDecodeError, ValueError):
+            top = None
+        if isinstance(top, str) and top:
+            counts[top] = counts.get(top, 0) + 1
+        elif line.strip():
+            bad += 1
     for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"{v:6d}  {k}")
+    if bad:
+        print(f"errbook triage: {bad} line(s) of {path} are not tally records and were skipped", file=sys.stderr)
     return 0
+
+
+def _print_text(results: list[dict], top: list[dict], stats: dict) -> None:
+    if not results:
+        print(f"no entry matched ({stats['lines']} lines read)")
+    elif results[0]["confidence"] == "likely":
+        print("no signature matched; by similarity to the entries' text these are LIKELY (not certain):")
+    for rank, r in enumerate(top, 1):
+        score = r["score"] if isinstance(r["score"], int) else f"{r['score']:.2f}"
+        print(f"{rank}. {r['id']}  {r['title']}  [{r['class']}, {r['confidence']}, score {score}]")
+        if r.get("note"):
+            print(f"     ({r['note']})")
+        for why in r.get("environment", []):
+            print(f"     environment: {why}")
+        for ev in r.get("evidence", [])[:3]:
+            for ln in ev["lines"]:
+                where = f"{ln['source']}:" if ln.get("source") else "line "
+                print(f"     {where}{ln['line']}: {ln['text'][:200]}")
+        print(f"   {r['summary'][:400]}")
+        print(f"   first fix: {r['first_fix'][:300]}")
+        print(f"   verify:    {r['runbook']}\n")
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)        # unwinds: workers are stopped and temporary files removed
 
 
 def main(args, root: Path) -> int:
     if args.show_tally:
         return show_tally(tally_path(args.tally or ""))
+    files = args.files or ["-"]
+    if "-" in files and (sys.stdin is None or sys.stdin.closed):
+        print("errbook triage: no input: standard input is closed; give a log file", file=sys.stderr)
+        return 2
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         results, stats, errors = triage_files(root, args.files)
     except OSError as e:
         print(f"errbook triage: {e}", file=sys.stderr)
         return 2
+    except parallel.WorkerDied as e:
+        print(f"errbook triage: {e}; nothing was matched. Run again, or with less memory pressure", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     for err in errors:
         where = err if isinstance(err, str) else f"{err.rel}:{err.line}: {err.message}"
         print(f"errbook triage: skipped {where} (run errbook validate)", file=sys.stderr)
     top = results[: max(1, args.top)]
-    if args.tally is not None and results:
-        p = tally_path(args.tally)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        with open(p, "a", encoding="utf-8") as f:   # ids only: never any log text
-            f.write(json.dumps({"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                                "top": results[0]["id"], "matched": [r["id"] for r in results]}) + "\n")
     if args.json:
         print(json.dumps({"matches": top, "stats": stats}, ensure_ascii=False, indent=1))
     else:
-        if not results:
-            print(f"no entry matched ({stats['lines']} lines read)")
-        if results and results[0]["confidence"] == "likely":
-            print("no signature matched; by similarity to the entries' text these are LIKELY (not certain):")
-        for rank, r in enumerate(top, 1):
-            score = r["score"] if isinstance(r["score"], int) else f"{r['score']:.2f}"
-            print(f"{rank}. {r['id']}  {r['title']}  [{r['class']}, {r['confidence']}, score {score}]")
-            if r.get("note"):
-                print(f"     ({r['note']})")
-            for why in r.get("environment", []):
-                print(f"     environment: {why}")
-            for ev in r.get("evidence", [])[:3]:
-                for ln in ev["lines"]:
-                    where = f"{ln['source']}:" if ln.get("source") else "line "
-                    print(f"     {where}{ln['line']}: {ln['text'][:200]}")
-            print(f"   {r['summary'][:400]}")
-            print(f"   first fix: {r['first_fix'][:300]}")
-            print(f"   verify:    {r['runbook']}\n")
-    return 0 if results else 1
+        _print_text(results, top, stats)
+    if args.tally is not None and results:
+        msg = record_tally(args.tally, results)
+        if msg:
+            print(f"errbook triage: {msg}", file=sys.stderr)
+    return 0 if results and results[0]["confidence"] == "match" else 1

@@ -51,7 +51,10 @@
   function clean(raw, spec) {
     let line = raw;
     if (line.indexOf("\x1b") >= 0) line = line.replace(spec.ansi, "");
-    if (NON_ASCII.test(line)) line = line.replace(ASTRAL, "\uFFFD");
+    if (NON_ASCII.test(line)) {
+      line = line.replace(ASTRAL, "\uFFFD").replace(spec.spaces, " ").replace(spec.squote, "'").replace(spec.dquote, '"')
+        .replace(spec.kelvin, "K").replace(spec.longS, "s");
+    }
     let parts;
     if (spec.jsonLine.test(line) && spec.jsonShape.test(line) && !spec.winSingle.test(line)) {
       parts = line.replace(spec.jsonEsc, (m) => spec.jsonMap[m]).split(spec.breaks)
@@ -59,10 +62,6 @@
     } else parts = [line];
     const out = [];
     for (let s of parts) {
-      if (NON_ASCII.test(s)) {
-        s = s.replace(spec.spaces, " ").replace(spec.squote, "'").replace(spec.dquote, '"')
-          .replace(spec.kelvin, "K").replace(spec.longS, "s");
-      }
       if (s.indexOf("\\") >= 0 && spec.winpath.test(s)) s = s.split("\\").join("/");
       s = stripPrefixes(s, spec);
       if (s) for (const w of windows(s, spec)) out.push(w);
@@ -137,7 +136,8 @@
     const lf = bundle.logfacts || {};
     return {
       spec: spec, pats: pats, always: always, anchors: anchors, any: any,
-      roles: bundle.roles, sigs: bundle.signatures, cosmetic: new Set(bundle.cosmetic || []), vetoes: vetoes,
+      roles: bundle.roles, sigs: bundle.signatures,
+      sigRe: bundle.signatures.map((s) => new RegExp(s.steps[0], s.ignore_case ? "i" : "")), cosmetic: new Set(bundle.cosmetic || []), vetoes: vetoes,
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
       profiles: bundle.profiles || {},
       facts: {
@@ -219,16 +219,28 @@
         }
       }
     }
-    if (singles.size) {
-      let top = -1;
-      for (const i of singles.keys()) top = Math.max(top, eng.sigs[i].specificity);
-      const topEntries = new Set();
-      for (const i of singles.keys()) if (eng.sigs[i].specificity === top) topEntries.add(eng.sigs[i].entry);
-      for (const [i, j] of singles) {
-        const s = eng.sigs[i];
-        recordSingle(scan, i, [hitOf(lineno, subs[j], source)], s.specificity < top && !topEntries.has(s.entry));
+    let outranked = null;
+    const ents = new Set();
+    for (const i of singles.keys()) ents.add(eng.sigs[i].entry);
+    if (ents.size > 1) outranked = outrankedOf(eng, subs, singles);
+    for (const [i, j] of singles) recordSingle(scan, i, [hitOf(lineno, subs[j], source)], outranked !== null && outranked.has(i));
+  }
+
+  // Single-line signatures whose match lies strictly inside another entry's match on the same sub-line.
+  function outrankedOf(eng, subs, singles) {
+    const bySub = new Map();
+    for (const [i, j] of singles) { if (!bySub.has(j)) bySub.set(j, []); bySub.get(j).push(i); }
+    const out = new Set();
+    for (const [j, lst] of bySub) {
+      if (new Set(lst.map((i) => eng.sigs[i].entry)).size < 2) continue;
+      const spans = new Map();
+      for (const i of lst) { const m = eng.sigRe[i].exec(subs[j]); spans.set(i, [m.index, m.index + m[0].length]); }
+      for (const a of lst) for (const b of lst) {
+        const [sa, ea] = spans.get(a), [sb, eb] = spans.get(b);
+        if (eng.sigs[a].entry !== eng.sigs[b].entry && sa <= sb && eb <= ea && ea - sa > eb - sb) out.add(b);
       }
     }
+    return out;
   }
 
   function feedText(eng, scan, text, source) {
