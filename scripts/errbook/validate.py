@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 
 from . import entries as entries_mod
-from . import matcher, paths, regexsubset
+from . import matcher, paths, regexsubset, variants
 
 PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
 
@@ -121,15 +121,23 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
         if bad or i in broken:
             continue
         m = matcher.Matcher([matcher.build_signature(e.id, sig)])
+        keeps = sig.get("keeps") if isinstance(sig.get("keeps"), list) else []
         for key, must in (("examples", True), ("counter_examples", False)):
             for j, ex in enumerate(sig.get(key) or []):
                 if not isinstance(ex, dict) or not isinstance(ex.get("text"), str):
                     continue
                 hit = bool(m.match_text(ex["text"]))
+                fpath = base + (key, j, "text")
                 if hit != must:
-                    fpath = base + (key, j, "text")
                     what = "does not match this example" if must else "matches this counter-example"
                     out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"signature '{sid}' {what}"))
+                elif must:
+                    for kind, text in variants.of(ex["text"], keeps):
+                        if not m.match_text(text):
+                            out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath),
+                                               f"signature '{sid}' does not match this example as another machine "
+                                               f"prints it ({kind} variant; if that part is the message itself, "
+                                               f"add it to the signature's keeps)"))
     return out
 
 
@@ -196,6 +204,30 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
     return out
 
 
+def _benign_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Finding]:
+    """No signature may match the benign corpus (normal output that is not a problem)."""
+    from . import linescan
+    out: list[Finding] = []
+    good = [e for e in entries_mod.active(loaded) if isinstance(e.get("signatures"), list)]
+    try:
+        m = matcher.Matcher.from_entries(good, skipped=[])
+    except Exception:
+        return out
+    for log in sorted((root / "tests" / "triage_eval" / "benign").glob("*.log")):
+        scan = m.new_scan()
+        with open(log, "rb") as f:
+            linescan.scan_stream(m, f, scan)
+        for r in scan.results():
+            e = next(x for x in good if x.id == r["id"])
+            ev = r["evidence"][0]
+            sig = ev["signature"]
+            k = next((i for i, s in enumerate(e["signatures"]) if isinstance(s, dict) and s.get("id") == sig), 0)
+            out.append(Finding(e.rel, e.line_of(("signatures", k)), f"signatures[{k}]",
+                               f"signature '{sig}' matches benign log {log.relative_to(root)}:"
+                               f"{ev['lines'][0]['line']} ({ev['lines'][0]['text'][:120]!r})"))
+    return out
+
+
 def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
@@ -206,6 +238,7 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
         findings += _signature_findings(e, broken)
         findings += _todo_findings(e, root)
     findings += _cross_findings(loaded, root)
+    findings += _benign_findings(loaded, root)
     findings.sort(key=lambda f: (f.file, f.line, f.field))
     return loaded, findings
 
