@@ -1,7 +1,7 @@
 """errbook run --slurm and errbook ledger --merge: against a real single-node Slurm (slurmcluster.py), and the
 merge rules for every way a task can end (without Slurm: states given to the merge directly)."""
 import json
-import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +82,7 @@ def test_job_array_with_a_killed_task_merges_one_record_per_task(cluster, fleet_
         job = _until(lambda: (slurm.read_json(spool / "manifest.json") or {}).get("classes", {})
                      .get("default", {}).get("job"), 30, "submission")
         man = slurm.load_manifest(spool)
+        assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{8}", man["run"])      # unique per submission, not the folder
         assert [t["entry"] for t in man["tasks"]] == ids and man["classes"]["default"]["sbatch"][2] == "--array=0-3"
         victim = f"{job}_{ids.index(SLEEPER)}"
         _until(lambda: (spool / "tasks" / f"{ids.index(SLEEPER)}.start.json").is_file(), 60, "the sleeper's start")
@@ -175,7 +176,7 @@ def test_no_wait_then_merge_only_what_has_finished(cluster, fleet_root, tmp_path
 
 # ------------------------------------------------------------------ without Slurm
 
-def _spool(tmp_path, n=3) -> tuple[Path, dict]:
+def _spool(tmp_path, n=3, run="20261201T000000Z-abc12345") -> tuple[Path, dict]:
     """A spool as errbook run --slurm leaves it, with job 77 submitted for n runbooks."""
     spool = tmp_path / "spool"
     for d in ("tasks", "logs", "nb"):
@@ -183,7 +184,7 @@ def _spool(tmp_path, n=3) -> tuple[Path, dict]:
     tasks = [{"task": i, "class": "mi300x", "index": i, "entry": f"RMN-000{i + 1}",
               "runbook": f"runbooks/compile/RMN-000{i + 1}.ipynb", "tiers": "static,rocm", "timeout": 60,
               "entry_tiers": ["static", "rocm"]} for i in range(n)]
-    man = {"format": 1, "run": "20261201T000000Z-abc123", "created": "2026-12-01T00:00:00Z", "root": str(tmp_path),
+    man = {"format": 1, "run": run, "created": "2026-12-01T00:00:00Z", "root": str(tmp_path),
            "commit": "c0ffee", "tasks": tasks,
            "classes": {"mi300x": {"options": {}, "tasks": list(range(n)), "job": "77"}}}
     slurm.write_json(spool / "manifest.json", man)
@@ -233,6 +234,29 @@ def test_merge_outcomes_by_slurm_state(tmp_path):
     # Idempotent: the same spool again, with states now forgotten by Slurm, adds nothing.
     again = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=_snap())
     assert again["added"] == [] and len(again["already"]) == 3 and len(ledger.read(lp)[0]) == 3
+
+
+def test_concurrent_merges_and_two_submissions_into_one_ledger(tmp_path):
+    import multiprocessing
+    lp = tmp_path / "ledger.jsonl"
+    spools = []
+    for k, run in enumerate(("20261201T000000Z-aaaaaaaa", "20261201T000001Z-bbbbbbbb")):
+        spool, _ = _spool(tmp_path / str(k), 3, run)            # same folder name, same task numbers
+        for n in range(3):
+            _own(spool, n)
+        spools.append(spool)
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=fleetmerge.merge, args=(spools[i % 2], tmp_path, lp),
+                         kwargs={"settle": 0, "query": _snap(t0="COMPLETED", t1="COMPLETED", t2="COMPLETED")})
+             for i in range(6)]
+    for pr in procs:
+        pr.start()
+    for pr in procs:
+        pr.join(60)
+    recs, problems = ledger.read(lp)
+    assert problems == [] and len(recs) == 6
+    assert sorted((r["slurm"]["run"][-8:], r["slurm"]["task"]) for r in recs) == [
+        (x, n) for x in ("aaaaaaaa", "bbbbbbbb") for n in range(3)]
 
 
 def test_merge_waits_for_running_and_unreachable_slurm(tmp_path):

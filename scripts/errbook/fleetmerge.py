@@ -23,7 +23,7 @@ import shutil
 import time
 from pathlib import Path
 
-from . import ledger, paths, slurm
+from . import ledger, slurm
 
 BASE_OUTCOMES = ("passed", "failed", "error", "crashed", "timeout", "skipped")
 STATE_OUTCOME = {"TIMEOUT": "timeout", "DEADLINE": "timeout", "CANCELLED": "crashed", "PREEMPTED": "crashed",

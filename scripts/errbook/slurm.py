@@ -104,17 +104,12 @@ def default_fleet_file(root: Path) -> Path | None:
     return p if p.is_file() else None
 
 
-def _time_minutes(value) -> str:
-    """sbatch --time: an int is minutes; a string is passed as Slurm writes it (e.g. 30, 1:00:00, 1-0)."""
-    return str(value)
-
-
 def sbatch_args(name: str, opts: dict, n_tasks: int, spool: Path, timeout: float) -> list[str]:
     arr = f"0-{n_tasks - 1}" + (f"%{opts['max_parallel']}" if opts.get("max_parallel") else "")
     minutes = math.ceil((timeout + 600) / 60)       # the runbook's own deadline plus start-up and detection
     args = [f"--array={arr}", f"--job-name=errbook-{name}", f"--output={spool}/logs/%A_%a.out",
             "--open-mode=append", f"--chdir={spool}", "--nodes=1", "--ntasks=1",
-            f"--time={_time_minutes(opts.get('time', minutes))}"]
+            f"--time={opts.get('time', minutes)}"]           # an int is minutes; a string as sbatch takes it
     for key, flag in (("partition", "--partition"), ("constraint", "--constraint"), ("account", "--account"),
                       ("qos", "--qos"), ("cpus", "--cpus-per-task"), ("mem", "--mem"), ("gres", "--gres")):
         if opts.get(key) not in (None, ""):
@@ -307,8 +302,13 @@ def _pythonpath() -> str:
     return str(paths.PACKAGE_DIR.parent)
 
 
+def new_run_id() -> str:
+    """Unique per submission: the merge's record key is (run id, task number), whatever the spool is called."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(4)
+
+
 def prepare(root: Path, chosen: list, fleet: dict, class_names: list[str] | None, overrides: dict,
-            tiers: str, timeout: float, spool: Path) -> dict:
+            tiers: str, timeout: float, spool: Path, run_id: str | None = None) -> dict:
     """Write the manifest and batch scripts of a new spool; nothing is submitted yet."""
     from . import runner
     classes = fleet["classes"]
@@ -320,7 +320,7 @@ def prepare(root: Path, chosen: list, fleet: dict, class_names: list[str] | None
         raise FleetError(f"spool folder {spool} exists and is not empty")
     for sub in ("logs", "tasks", "nb"):
         (spool / sub).mkdir(parents=True, exist_ok=True)
-    man = {"format": FORMAT, "run": spool.name, "created": utcnow(), "root": str(root),
+    man = {"format": FORMAT, "run": run_id or new_run_id(), "created": utcnow(), "root": str(root),
            "commit": runner.git_commit(root), "submit_host": socket.gethostname(), "tasks": [], "classes": {}}
     for name in names:
         opts = {**classes[name], **{k: v for k, v in overrides.items() if v not in (None, [], "")}}
@@ -436,11 +436,12 @@ def main(args, root: Path) -> int:
     if not chosen:
         print("errbook run: no runbooks selected", file=sys.stderr)
         return 2
-    run_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    run_id = new_run_id()
     base = Path(fleet["spool"]) if fleet.get("spool") else root / ".errbook" / "spool"
     spool = Path(args.spool).resolve() if args.spool else (base / run_id).resolve()
     try:
-        man = prepare(root, chosen, fleet, args.node_class, _overrides(args), args.tier, args.timeout, spool)
+        man = prepare(root, chosen, fleet, args.node_class, _overrides(args), args.tier, args.timeout, spool,
+                      run_id)
     except (FleetError, OSError) as e:
         print(f"errbook run: {e}", file=sys.stderr)
         return 2
