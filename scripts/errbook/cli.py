@@ -65,6 +65,20 @@ def cmd_triage(args) -> int:
 
 
 def cmd_run(args) -> int:
+    if args.slurm:
+        from . import slurm
+        if args.no_ledger or args.out:
+            print("errbook run: --slurm merges into the ledger and keeps notebooks in docs/verification/runs; "
+                  "--no-ledger and --out do not apply", file=sys.stderr)
+            return EXIT_USAGE
+        return slurm.main(args, _root(args))
+    fleet = [o for o, v in (("--fleet", args.fleet), ("--node-class", args.node_class), ("--partition", args.partition),
+                            ("--constraint", args.constraint), ("--account", args.account), ("--time", args.time),
+                            ("--gpus", args.gpus), ("--sbatch-arg", args.sbatch_arg), ("--spool", args.spool),
+                            ("--no-wait", args.no_wait)) if v]
+    if fleet:
+        print(f"errbook run: {', '.join(fleet)} only apply with --slurm", file=sys.stderr)
+        return EXIT_USAGE
     from . import runner
     return runner.main(args, _root(args))
 
@@ -84,6 +98,9 @@ def cmd_platform(args) -> int:
 
 
 def cmd_ledger(args) -> int:
+    if args.merge:
+        from . import slurm
+        return slurm.merge_main(args, _root(args))
     from . import ledger
     recs, problems = ledger.read(ledger.default_path(_root(args)))
     for p in problems:
@@ -180,6 +197,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", help="folder for executed notebooks (default docs/verification/runs)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--no-progress", action="store_true")
+    f = s.add_argument_group("fleet (Slurm)", "submit the runbooks as Slurm job arrays, one task per runbook and "
+                             "node class, and merge each task's record into the ledger (docs/fleet.md)")
+    f.add_argument("--slurm", action="store_true", help="run through Slurm instead of on this machine")
+    f.add_argument("--fleet", metavar="FILE", help="node classes and their sbatch options (default .errbook/fleet.yaml)")
+    f.add_argument("--node-class", action="append", metavar="NAME", help="only these classes of the fleet file")
+    f.add_argument("--partition", help="sbatch --partition for every class")
+    f.add_argument("--constraint", help="sbatch --constraint (a node feature such as a gfx architecture)")
+    f.add_argument("--account", help="sbatch --account")
+    f.add_argument("--time", help="sbatch --time per task (default: the runbook timeout plus 10 minutes)")
+    f.add_argument("--gpus", type=int, help="GPUs per task (sbatch --gpus-per-node)")
+    f.add_argument("--sbatch-arg", action="append", metavar="ARG", help="extra sbatch argument (repeatable)")
+    f.add_argument("--spool", metavar="DIR", help="spool folder on storage shared with the compute nodes")
+    f.add_argument("--no-wait", action="store_true", help="submit, print the job ids and the spool, and return")
+    f.add_argument("--poll", type=float, default=10, help="seconds between squeue polls while waiting")
     s.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("eval", help="triage accuracy on the labelled evaluation logs in tests/triage_eval/")
@@ -193,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ledger", help="show the verification ledger")
     s.add_argument("--json", action="store_true")
     s.add_argument("--last", type=int, default=30)
+    s.add_argument("--merge", metavar="SPOOL", help="merge the finished tasks of an errbook run --slurm spool "
+                   "into the ledger (idempotent: a task already merged is not added again)")
+    s.add_argument("--settle", type=float, default=10, help=argparse.SUPPRESS)
     s.set_defaults(fn=cmd_ledger)
     return p
 
