@@ -18,7 +18,6 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
         "tokenizer": {"dirs": retrieval._DIRS.pattern, "hex": retrieval._HEX.pattern, "word": retrieval._WORD.pattern,
                       "parts": retrieval._PARTS.pattern, "cjk": retrieval._CJK.pattern},
         "stop": sorted(retrieval._STOP),
-        "head_bytes": retrieval.HEAD_BYTES, "head_lines": retrieval.HEAD_LINES,
         "sample_name": retrieval.SAMPLE_NAME,
     }
     out["logfacts"] = {"gfx": logfacts._GFX.pattern, "rocm": logfacts._ROCM.pattern, "torch": logfacts._TORCH.pattern,

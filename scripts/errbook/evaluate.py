@@ -154,20 +154,22 @@ class Evaluator:
     def calibrate(self) -> dict:
         """Thresholds of the second stage that do best on the dev split (labelled dev logs and dev benign logs):
         the most top-1 answers with at most 1 % false positives on dev benign logs."""
+        n_dev = sum(c["split"] == "dev" for c in self.benign) or 1
         best = None
-        for margin in [x / 100 for x in range(0, 55, 5)]:
-            for min_score in [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0]:
-                cal = {"min_score": min_score, "min_margin": margin}
-                res = self.run(cal)
-                dev = res["unseen_dev"]
-                fp_dev = sum(f["split"] == "dev" for f in res["false_positives"])
-                n_dev = sum(c["split"] == "dev" for c in self.benign) or 1
-                if fp_dev / n_dev > FLOORS["false_positive_rate"]:
-                    continue
-                key = ((dev["top1"] or 0), (dev["top3"] or 0), -(dev["confidently_wrong"] or 0), margin)
-                if best is None or key > best[0]:
-                    best = (key, cal)
-        return best[1] if best else {"min_score": 15.0, "min_margin": 0.5}
+        for benign_margin in (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5):
+            for min_score in (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5):
+                for margin in (0.0, 0.05, 0.1, 0.2, 0.3):
+                    cal = {"min_score": min_score, "min_margin": margin, "benign_margin": benign_margin}
+                    res = self.run(cal)
+                    dev = res["unseen_dev"]
+                    fp_dev = sum(f["split"] == "dev" for f in res["false_positives"])
+                    if fp_dev / n_dev > FLOORS["false_positive_rate"]:
+                        continue
+                    key = (dev["top1"] or 0, dev["top3"] or 0, -(dev["confidently_wrong"] or 0),
+                           benign_margin, min_score, margin)        # ties: the most cautious thresholds
+                    if best is None or key > best[0]:
+                        best = (key, cal)
+        return best[1] if best else {"min_score": 1.0, "min_margin": 1.0, "benign_margin": 10.0}
 
 
 def evaluate(root: Path) -> dict:

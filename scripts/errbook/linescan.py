@@ -11,7 +11,6 @@ from itertools import accumulate
 
 from . import matcher as matcher_mod
 from . import normalize
-from .retrieval import HEAD_BYTES
 
 CHUNK = 8 << 20
 _LONE_CR = re.compile(rb"\r(?!\n)")
@@ -58,10 +57,9 @@ def _block(m, scan, data: bytes, base: int, offset: int | None, source: str) -> 
 
 
 def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str = "", limit: int | None = None,
-                offset: int | None = None, head: list | None = None) -> tuple[int, int]:
+                offset: int | None = None) -> tuple[int, int]:
     """Feed a binary stream into scan, reading at most `limit` bytes. offset: the file offset of the stream's
-    start when evidence is to be re-read later (parallel workers), else None. head: receives the first
-    HEAD_BYTES (and one byte more). Returns (physical lines, bytes)."""
+    start when evidence is to be re-read later (parallel workers), else None. Returns (physical lines, bytes)."""
     cap = normalize.RAW_CAP_BYTES
     base = 0             # complete lines consumed so far
     nbytes = 0
@@ -72,8 +70,6 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
     while True:
         want = CHUNK if limit is None else min(CHUNK, limit - nbytes)
         buf = f.read(want) if want > 0 else b""
-        if head is not None and nbytes <= HEAD_BYTES and buf:
-            head.append(buf[:HEAD_BYTES + 1 - nbytes])      # one byte more tells whether the head was cut
         at = nbytes - len(held_cr)             # stream offset of buf[0] once held_cr is put back
         nbytes += len(buf)
         eof = not buf

@@ -25,7 +25,7 @@ class Knowledge:
         return self._index
 
 
-def prepare(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine_facts: dict | None = None):
+def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None):
     """Everything that does not depend on the second stage's thresholds: (signature results re-ranked by the
     environment evidence, the second stage's adjusted ranking or None when signatures matched, facts)."""
     facts = logfacts.from_notes(scan.notes)
@@ -40,25 +40,25 @@ def prepare(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine
                 r["environment"] = why
         results.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
         return results, None, facts
-    if know.index is None:
-        return [], None, facts
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
-    query = "\n".join(lines) if lines else retrieval.head_text(head)
+    if know.index is None or not lines:          # nothing in the log reports trouble: no second-stage guess
+        return [], None, facts
+    ranked, qnorm = know.index.scores(retrieval.tokens("\n".join(lines)))
     adjusted = []
-    for s, i in know.index.scores(retrieval.tokens(query)):
+    for s, i in ranked:
         if not i.startswith("benign:"):
             delta, _ = logfacts.adjust(know.profiles.get(i, {}), facts)
             s = s * (1 + delta / 100)
         adjusted.append((s, i))
     adjusted.sort(key=lambda x: (-x[0], x[1]))
-    return [], adjusted, facts
+    return [], (adjusted, qnorm), facts
 
 
 def decide(prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
     results, adjusted, facts = prepared
     if adjusted is None:
         return results
-    out = retrieval.decide(adjusted, cal or know.cal)
+    out = retrieval.decide(*adjusted, cal or know.cal)
     for r in out:
         r["standing"] = 0
         _, why = logfacts.adjust(know.profiles.get(r["id"], {}), facts)
@@ -67,15 +67,15 @@ def decide(prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
     return out
 
 
-def rank(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine_facts: dict | None = None) -> list[dict]:
+def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None) -> list[dict]:
     """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage)."""
-    return decide(prepare(scan, know, head, machine_facts), know)
+    return decide(prepare(scan, know, machine_facts), know)
 
 
 def prepare_text(m: matcher.Matcher, know: Knowledge, text: str, source: str = ""):
     scan = m.new_scan()
     m.feed_text(scan, text, source)
-    return prepare(scan, know, head=text)
+    return prepare(scan, know)
 
 
 def match_text(m: matcher.Matcher, know: Knowledge, text: str, source: str = "") -> list[dict]:

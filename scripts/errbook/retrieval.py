@@ -2,8 +2,10 @@
 
 Documents are the entries' whole text (titles, causes, summaries, symptoms, root cause, trigger explanation,
 aliases, tags, Chinese text, and the real log examples of their signatures) plus benign logs indexed as
-"not a problem". The query is the log's error-like lines (or its head when it has none). The answer abstains
-when a benign document ranks first, when the best score is low, or when the margin to the runner-up is small;
+"not a problem". The query is the log's lines that report trouble (errors, failures, warnings, or a person's
+complaint: "slow", "does not work", "instead of"); a log without any such line gets no second-stage answer.
+The answer abstains when a benign document ranks first, when the best score is low, or when the margin to the
+runner-up is small;
 the thresholds are data (data/calibration.json), calibrated by `errbook eval --calibrate` on the dev split.
 
 The tokenizer is plain ASCII rules plus CJK bigrams, and idf and length norms are precomputed here, so
@@ -22,16 +24,16 @@ from . import normalize, paths
 
 K1, B = 1.2, 0.75
 SAMPLE_NAME = "s2"
-SAMPLE_CAP = 300            # error-like lines used as the query
-HEAD_LINES = 400            # lines of the head used when the log has no error-like line
-HEAD_BYTES = 64 << 10       # the part of a log's start used as its head
+SAMPLE_CAP = 300            # lines reporting trouble used as the query
 EXAMPLE_CHARS = 4000        # characters of one example indexed
 BENIGN_CHARS = 32 << 10     # characters of one benign log indexed
-# Lines worth querying with: the words a failure report uses. An extra prefilter pattern (notes "s2").
+# Lines worth querying with: the words a failure report or a complaint uses. An extra prefilter pattern
+# (notes "s2").
 SAMPLE_PATTERN = (r"error|fail|fatal|abort|panic|exception|unable|cannot|can't|could not|invalid|"
                   r"illegal|denied|refused|missing|not found|no such|undefined|unsupported|not supported|"
                   r"timeout|timed out|\bhang|stuck|killed|segmentation|core dumped|out of memory|warning|"
-                  r"\bslow|mismatch|incorrect|wrong")
+                  r"\bslow|mismatch|incorrect|wrong|crash|broken|problem|\bissue|doesn't|does not|not work|"
+                  r"instead of|expected|degrad|regress")
 SAMPLE_EXTRA = (SAMPLE_NAME, r"(?:" + SAMPLE_PATTERN + r")", True, SAMPLE_CAP)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
@@ -109,30 +111,23 @@ def entry_docs(entries) -> dict[str, dict]:
 
 
 def benign_doc(text: str) -> Counter:
-    return Counter(tokens(query_text(text[:BENIGN_CHARS], whole=True)))
+    """A benign log as a document: the lines a query would use (so a normal log pasted as a query meets its
+    like on equal terms), or its whole text when it has none."""
+    text = text[:BENIGN_CHARS]
+    return Counter(tokens(query_text(text) or text))
 
 
-def query_text(text: str, whole: bool = False) -> str:
-    """The cleaned lines of an in-memory text that a query uses (the stream path collects the same lines)."""
-    lines = normalize.split_lines(text)
-    subs = [s for raw in lines for s in normalize.clean(normalize.cap_raw(raw))]
-    if whole:
-        return "\n".join(subs)
+def query_text(text: str) -> str:
+    """The lines of an in-memory text that a query uses (the stream path collects the same lines as notes)."""
     rx = re.compile(SAMPLE_PATTERN, re.IGNORECASE | re.ASCII)
-    sample = [s for s in subs if rx.search(s)][:SAMPLE_CAP]
-    return "\n".join(sample) if sample else head_text(text)
-
-
-def head_text(text: str | bytes) -> str:
-    """The first HEAD_LINES cleaned lines of the first HEAD_BYTES of a text (a cut last line is dropped)."""
-    b = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    cut = len(b) > HEAD_BYTES
-    lines = normalize.split_lines(b[:HEAD_BYTES].decode("utf-8", "replace"))
-    if cut:
-        lines = lines[:-1]
-    return "\n".join(s for raw in lines[:HEAD_LINES] for s in normalize.clean(normalize.cap_raw(raw)))
-
-
+    subs = (s for raw in normalize.split_lines(text) for s in normalize.clean(normalize.cap_raw(raw)))
+    out = []
+    for s in subs:
+        if rx.search(s):
+            out.append(s)
+            if len(out) == SAMPLE_CAP:
+                break
+    return "\n".join(out)
 
 
 # --- the index ----------------------------------------------------------------------------------------------
@@ -155,18 +150,21 @@ class Index:
             for t, tf in sorted(docs[i].items()):
                 self.post.setdefault(t, []).append((k, tf))
 
-    def scores(self, query_tokens) -> list[tuple[float, str]]:
+    def scores(self, query_tokens) -> tuple[list[tuple[float, str]], float]:
+        """(documents by score, best first; the query's weight: the sum of idf of its known terms)."""
         acc = [0.0] * len(self.ids)
+        qnorm = 0.0
         for t in sorted(set(query_tokens)):
             p = self.post.get(t)
             if not p:
                 continue
             w = self.idf[t]
+            qnorm += w
             for k, tf in p:
                 acc[k] += w * (tf * (K1 + 1)) / (tf + self.norm[k])
         ranked = [(s, self.ids[k]) for k, s in enumerate(acc) if s > 0]
         ranked.sort(key=lambda x: (-x[0], x[1]))
-        return ranked
+        return ranked, qnorm
 
     def export(self) -> dict:
         return {"ids": self.ids, "idf": self.idf, "norm": self.norm, "post": self.post, "k1": K1}
@@ -192,22 +190,21 @@ def calibration() -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
 
 
-def decide(ranked: list[tuple[float, str]], cal: dict, top: int = 3) -> list[dict]:
-    """Likely entries (best first), or [] to abstain."""
-    if not ranked:
+def decide(ranked: list[tuple[float, str]], qnorm: float, cal: dict, top: int = 3) -> list[dict]:
+    """Likely entries (best first), or [] to abstain: when the best entry explains too little of the query
+    (score / query weight below min_score), when it does not beat the best benign document by benign_margin,
+    or when the runner-up entry is within min_margin of it."""
+    entries = [(s, i) for s, i in ranked if not i.startswith("benign:")]
+    if not entries or qnorm <= 0:
         return []
-    best, first = ranked[0]
-    if first.startswith("benign:") or best < cal["min_score"]:
+    benign = next((s for s, i in ranked if i.startswith("benign:")), 0.0)
+    best = entries[0][0]
+    if best / qnorm < cal["min_score"] or best <= benign * (1 + cal["benign_margin"]):
         return []
-    runner = ranked[1][0] if len(ranked) > 1 else 0.0
+    runner = entries[1][0] if len(entries) > 1 else 0.0
     if (best - runner) / best < cal["min_margin"]:
         return []
-    out = []
-    for s, i in ranked:
-        if i.startswith("benign:") or len(out) == top:
-            break
-        out.append({"id": i, "score": s, "confidence": "likely"})
-    return out
+    return [{"id": i, "score": s, "confidence": "likely"} for s, i in entries[:top] if s > benign]
 
 
 # --- the shipped index: entries plus every benign log, cached by content -----------------------------------

@@ -28,14 +28,10 @@ def knowledge(root: Path, active) -> ranking.Knowledge:
     return ranking.Knowledge(active, index=lambda: retrieval.shipped_index(root, active))
 
 
-def scan_file(m, path: str, scan, source: str = "", workers: int | None = None, head: list | None = None):
+def scan_file(m, path: str, scan, source: str = "", workers: int | None = None):
     """Feed a file into scan; a big regular file is scanned by several processes (one per core)."""
     size = os.path.getsize(path) if os.path.isfile(path) else 0
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if head is not None and size:
-        with open(path, "rb") as f:
-            head.append(f.read(retrieval.HEAD_BYTES + 1))
-        head = None
     if workers >= 2 and size >= parallel.PARALLEL_MIN_BYTES:
         try:
             return parallel.scan_file(m, path, scan, workers, source)
@@ -43,7 +39,7 @@ def scan_file(m, path: str, scan, source: str = "", workers: int | None = None, 
             print(f"errbook triage: {e}; scanning in one process instead", file=sys.stderr)
             scan.__init__(m)
     with open(path, "rb") as f:
-        return linescan.scan_stream(m, f, scan, source, head=head)
+        return linescan.scan_stream(m, f, scan, source)
 
 
 def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict | None = None,
@@ -57,19 +53,17 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     stats = {"lines": 0, "bytes": 0, "files": 0}
     sources = files or ["-"]
     multi = len(sources) > 1
-    head: list = []
-    for n, src in enumerate(sources):
+    for src in sources:
         scan.reset_sequences()
-        want_head = head if n == 0 else None
         if src == "-":
             f = stdin if stdin is not None else sys.stdin.buffer
-            lines, nbytes = linescan.scan_stream(m, f, scan, "stdin" if multi else "", head=want_head)
+            lines, nbytes = linescan.scan_stream(m, f, scan, "stdin" if multi else "")
         else:
-            lines, nbytes = scan_file(m, src, scan, src if multi else "", workers, head=want_head)
+            lines, nbytes = scan_file(m, src, scan, src if multi else "", workers)
         stats["lines"] += lines
         stats["bytes"] += nbytes
         stats["files"] += 1
-    results = ranking.rank(scan, knowledge(root, active), head=b"".join(head), machine_facts=machine_facts)
+    results = ranking.rank(scan, knowledge(root, active), machine_facts=machine_facts)
     facts = logfacts.from_notes(scan.notes)
     if facts:
         stats["environment"] = facts

@@ -377,49 +377,38 @@
     return out;
   }
 
-  function headText(eng, text) {
-    const cap = eng.retrieval.head_bytes;
-    let b = enc.encode(text);
-    const cut = b.length > cap;
-    let lines = dec.decode(b.subarray(0, cap)).split(eng.spec.breaks);
-    if (cut) lines = lines.slice(0, -1);
-    const out = [];
-    for (const raw of lines.slice(0, eng.retrieval.head_lines)) for (const s of clean(capRaw(raw, eng.spec.rawCap), eng.spec)) out.push(s);
-    return out.join("\n");
-  }
-
   function scores(eng, toks) {
     const idx = eng.index;
     const acc = new Array(idx.ids.length).fill(0);
     const k1 = idx.k1;
+    let qnorm = 0;
     for (const t of uniqSorted(toks)) {
       const p = idx.post.get(t);
       if (!p) continue;
       const w = idx.idf[t];
+      qnorm += w;
       for (const [k, tf] of p) acc[k] += w * (tf * (k1 + 1)) / (tf + idx.norm[k]);
     }
     const ranked = [];
     acc.forEach((s, k) => { if (s > 0) ranked.push([s, idx.ids[k]]); });
     ranked.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
-    return ranked;
+    return [ranked, qnorm];
   }
 
-  function decide(ranked, cal, top) {
-    if (!ranked.length) return [];
-    const best = ranked[0][0], first = ranked[0][1];
-    if (first.startsWith("benign:") || best < cal.min_score) return [];
-    const runner = ranked.length > 1 ? ranked[1][0] : 0;
+  function decide(ranked, qnorm, cal, top) {
+    const entries = ranked.filter((x) => !x[1].startsWith("benign:"));
+    if (!entries.length || qnorm <= 0) return [];
+    const b = ranked.find((x) => x[1].startsWith("benign:"));
+    const benign = b ? b[0] : 0;
+    const best = entries[0][0];
+    if (best / qnorm < cal.min_score || best <= benign * (1 + cal.benign_margin)) return [];
+    const runner = entries.length > 1 ? entries[1][0] : 0;
     if ((best - runner) / best < cal.min_margin) return [];
-    const out = [];
-    for (const [s, i] of ranked) {
-      if (i.startsWith("benign:") || out.length === top) break;
-      out.push({ id: i, score: s, confidence: "likely" });
-    }
-    return out;
+    return entries.slice(0, top).filter((x) => x[0] > benign).map((x) => ({ id: x[1], score: x[0], confidence: "likely" }));
   }
 
   // ---- ranking (ranking.py) -----------------------------------------------------------------------------------
-  function rank(eng, scan, head) {
+  function rank(eng, scan) {
     const facts = factsFromNotes(eng, scan.notes);
     const res = results(scan);
     if (res.length) {
@@ -430,17 +419,17 @@
       res.sort((a, b) => (a.standing - b.standing) || (b.score - a.score) || cmpStr(a.id, b.id));
       return res;
     }
-    if (!eng.index) return [];
     const lines = scan.notes[eng.retrieval.sample_name] || [];
-    const query = lines.length ? lines.join("\n") : headText(eng, head);
+    if (!eng.index || !lines.length) return [];
+    const [ranked, qnorm] = scores(eng, tokens(eng, lines.join("\n")));
     const adjusted = [];
-    for (const [s0, i] of scores(eng, tokens(eng, query))) {
+    for (const [s0, i] of ranked) {
       let s = s0;
       if (!i.startsWith("benign:")) { const [delta] = adjust(eng, eng.profiles[i] || {}, facts); s = s * (1 + delta / 100); }
       adjusted.push([s, i]);
     }
     adjusted.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
-    const out = decide(adjusted, eng.cal, 3);
+    const out = decide(adjusted, qnorm, eng.cal, 3);
     for (const r of out) {
       r.standing = 0;
       const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1];
@@ -452,7 +441,7 @@
   function matchText(eng, text, source) {
     const scan = newScan(eng);
     feedText(eng, scan, text, source);
-    return rank(eng, scan, text);
+    return rank(eng, scan);
   }
 
   function prepareRetrieval(bundle) {
