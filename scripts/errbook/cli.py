@@ -115,18 +115,48 @@ def cmd_ledger(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from . import evaluate
-    res = evaluate.evaluate(_root(args))
-    if args.json:
-        print(json.dumps(res, indent=1))
+    from . import evaluate, paths
+    ev = evaluate.Evaluator(_root(args))
+    if args.calibrate:
+        cal = ev.calibrate()
+        note = ("Second-stage thresholds, calibrated by `errbook eval --calibrate --write` on the dev split only "
+                f"({sum(c['split'] == 'dev' for c in ev.benign)} benign and the unseen dev logs).")
+        if args.write:
+            p = paths.PACKAGE_DIR / "data" / "calibration.json"
+            p.write_text(json.dumps(dict(cal, note=note), indent=2) + "\n", encoding="utf-8")
+        res = ev.run(cal)
+        res["calibration"] = cal
     else:
-        print(f"real logs: {res['real_logs']} ({res['entries_covered']} entries)  top-1 {res['top1']:.1%}  "
-              f"top-3 {res['top3']:.1%}")
-        print(f"benign logs: {res['benign_logs']}  false-positive rate {res['false_positive_rate']:.1%}")
+        res = ev.run()
+    if args.json:
+        res = {k: v for k, v in res.items() if k != "rows" or args.rows}
+        print(json.dumps(res, indent=1, ensure_ascii=False))
+        return EXIT_OK
+    def line(name, r):
+        pct = lambda x: "  n/a " if x is None else f"{x:6.1%}"
+        print(f"{name:<26} {r['logs']:4d} logs  top-1 {pct(r['top1'])}  top-3 {pct(r['top3'])}  "
+              f"abstained {pct(r['abstained'])}  confidently wrong {pct(r['confidently_wrong'])}  "
+              f"second stage {pct(r['answered_by_second_stage'])}")
+    print("Figures to believe: unseen test (threads no entry cites; thresholds were not tuned on them).")
+    line("unseen, test split", res["unseen_test"])
+    line("unseen, dev split", res["unseen_dev"])
+    line("unseen, all", res["unseen"])
+    for k, r in res["unseen_by_class"].items():
+        line(f"  unseen, class {k}", r)
+    for k, r in res["unseen_by_kind"].items():
+        line(f"  unseen, {k}", r)
+    line("seen (training set)", res["seen"])
+    b = res["benign"]
+    print(f"benign logs: {b['logs']}  false positives {b['false_positives']} ({b['false_positive_rate']:.1%}; "
+          f"test split {b['false_positive_rate_test']:.1%}; by a signature {b['confident_false_positives']})")
+    if "calibration" in res:
+        print(f"calibration: {res['calibration']}" + (" (written)" if args.write else " (not written; add --write)"))
+    if args.misses:
         for r in res["misses"]:
-            print(f"  miss: {r['name']} expected {r['expect']} got {r['got']}")
+            if r["group"] != "test" or args.show_test:
+                print(f"  miss [{r['group']}]: {r['name']} expected {r['expect']} got {r['got']}")
         for r in res["false_positives"]:
-            print(f"  false positive: {r['name']} -> {r['got']}")
+            print(f"  false positive [{r['split']}]: {r['name']} -> {r['got']} ({r['confidence']})")
     return EXIT_OK
 
 
@@ -213,8 +243,18 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--poll", type=float, default=10, help="seconds between squeue polls while waiting")
     s.set_defaults(fn=cmd_run)
 
-    s = sub.add_parser("eval", help="triage accuracy on the labelled evaluation logs in tests/triage_eval/")
+    s = sub.add_parser("eval", help="triage accuracy on the labelled evaluation logs in tests/triage_eval/",
+                       description="Top-1/top-3, abstention and confidently-wrong rates on labelled logs, split into "
+                                   "seen (their thread is cited by an entry: training-set figures) and unseen (dev "
+                                   "split for tuning, test split for reporting), and the false-positive rate on "
+                                   "benign logs. The second stage is scored leave-one-thread-out.")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--rows", action="store_true", help="with --json: every log's result")
+    s.add_argument("--misses", action="store_true", help="list the misses of the dev split and the false positives")
+    s.add_argument("--show-test", action="store_true",
+                   help="with --misses: also the test split's misses (looking at them turns test logs into dev logs)")
+    s.add_argument("--calibrate", action="store_true", help="choose the second stage's thresholds on the dev split")
+    s.add_argument("--write", action="store_true", help="with --calibrate: save them in data/calibration.json")
     s.set_defaults(fn=cmd_eval)
 
     s = sub.add_parser("platform", help="what this machine can run: tiers, toolchains, GPU")
