@@ -133,16 +133,19 @@ def fact_label(name: str) -> str:
     return name[4:] if name.startswith("env.") else name
 
 
-def describe(cond: dict) -> str:
-    """A condition in plain words, e.g. "HSA_OVERRIDE_GFX_VERSION does not match ^[0-9]+$"."""
+def describe(cond: dict, code: bool = False) -> str:
+    """A condition in plain words, e.g. "HSA_OVERRIDE_GFX_VERSION does not match ^[0-9]+$" (code=True puts
+    the fact and the pattern in Markdown code spans, for the site)."""
     name, op = cond.get("fact", "?"), operator_of(cond)
     d = facts_mod.VOCAB.get(name)
     is_list = d is not None and d.type == "list"
     is_env = name.startswith("env.")
-    label = fact_label(name)
+    label = f"`{fact_label(name)}`" if code else fact_label(name)
     if op is None:
         return f"{label}: (no single operator)"
     arg = cond[op]
+    if code and op in ("matches", "not_matches", "version", "contains", "not_contains") and isinstance(arg, str):
+        arg = f"`{arg}`" if arg else arg
     if op == "present":
         if is_env:
             return f"{label} is {'set' if arg else 'unset'}"
@@ -154,8 +157,8 @@ def describe(cond: dict) -> str:
         "matches": f"has an item matching {arg}" if is_list else f"matches {arg}",
         "not_matches": f"has no item matching {arg}" if is_list else f"does not match {arg}",
         "version": f"has a version in {arg}" if is_list else f"is a version in {arg}",
-        "contains": f"includes {arg}" if is_list else f"contains {_lit(arg)}",
-        "not_contains": f"does not include {arg}" if is_list else f"does not contain {_lit(arg)}",
+        "contains": f"includes {arg}" if is_list else f"contains {arg if code else _lit(arg)}",
+        "not_contains": f"does not include {arg}" if is_list else f"does not contain {arg if code else _lit(arg)}",
         "count_gte": f"has at least {arg} item{'s' if arg != 1 else ''}",
         "count_lte": "is empty" if arg == 0 else f"has at most {arg} item{'s' if arg != 1 else ''}",
         "gte": f"is at least {arg}", "lte": f"is at most {arg}",

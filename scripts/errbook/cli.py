@@ -66,7 +66,8 @@ def cmd_triage(args) -> int:
 
 def cmd_doctor(args) -> int:
     from . import doctor
-    return doctor.main(args, _root(args))
+    # --collect and --list-facts read no entries, so they work outside a checkout too.
+    return doctor.main(args, None if (args.collect or args.list_facts) else _root(args))
 
 
 def cmd_run(args) -> int:

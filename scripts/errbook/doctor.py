@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from . import checks as checks_mod
-from . import entries as entries_mod
 from . import facts as facts_mod
 
 EXIT_CLEAR, EXIT_APPLIES, EXIT_ERROR = 0, 1, 2
@@ -164,6 +163,7 @@ def main(args, root: Path) -> int:
         if args.collect:
             print(json.dumps(doc, indent=1, ensure_ascii=False))
             return EXIT_CLEAR
+        from . import entries as entries_mod   # needs PyYAML; --collect and --list-facts need only the stdlib
         loaded, errors = entries_mod.load_all(root)
         for err in errors:
             print(f"errbook doctor: skipped {err.rel}:{err.line}: {err.message} (run errbook validate)", file=sys.stderr)

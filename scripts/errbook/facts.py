@@ -519,11 +519,12 @@ def _p_kfd(F: _Facts) -> None:
         return
     F.put("gpu.kfd_present", True, f"file {base}")
     gfx, gpu_nodes, xgmi = [], set(), 0
-    links = []
+    links, unreadable = [], 0
     for node in sorted(glob.glob(os.path.join(base, "*")), key=lambda p: (len(p), p)):
         try:
             props = _props(os.path.join(node, "properties"))
-        except OSError:
+        except OSError:  # KFD refuses GPU nodes whose device the process (container) may not open: EPERM
+            unreadable += 1
             continue
         g = gfx_from_target_version(props.get("gfx_target_version", 0))
         if g and props.get("simd_count", 0) > 0:
@@ -538,6 +539,8 @@ def _p_kfd(F: _Facts) -> None:
         if lp.get("type") == 11 and str(lp.get("node_from")) in gpu_nodes and str(lp.get("node_to")) in gpu_nodes:
             xgmi += 1
     src = f"files {base}/*/properties (gfx_target_version, simd_count)"
+    if unreadable:
+        src += f"; {unreadable} node(s) unreadable"
     F.put("gpu.kfd_count", len(gfx), src)
     if gfx:
         F.put("gpu.gfx", sorted(set(gfx)), src)

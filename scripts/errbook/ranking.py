@@ -25,16 +25,22 @@ class Knowledge:
         return self._index
 
 
-def prepare(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine_facts: dict | None = None):
+def prepare(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine_facts: dict | None = None,
+            machine_bonus: dict | None = None):
     """Everything that does not depend on the second stage's thresholds: (signature results re-ranked by the
-    environment evidence, the second stage's adjusted ranking or None when signatures matched, facts)."""
+    environment evidence, the second stage's adjusted ranking or None when signatures matched, facts).
+    machine_bonus: {entry id: (points, reasons)} for entries whose checks hold on the machine the log came
+    from (checks.machine_bonus, from `errbook triage --facts`)."""
     facts = logfacts.from_notes(scan.notes)
     for k, v in (machine_facts or {}).items():
         facts.setdefault(k, v)
+    bonus = machine_bonus or {}
     results = scan.results()
     if results:
         for r in results:
             delta, why = logfacts.adjust(know.profiles.get(r["id"], {}), facts)
+            if r["id"] in bonus:
+                delta, why = delta + bonus[r["id"]][0], why + bonus[r["id"]][1]
             if delta or why:
                 r["score"] += delta
                 r["environment"] = why
@@ -48,9 +54,11 @@ def prepare(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine
     for s, i in know.index.scores(retrieval.tokens(query)):
         if not i.startswith("benign:"):
             delta, _ = logfacts.adjust(know.profiles.get(i, {}), facts)
-            s = s * (1 + delta / 100)
+            s = s * (1 + (delta + bonus.get(i, (0, []))[0]) / 100)
         adjusted.append((s, i))
     adjusted.sort(key=lambda x: (-x[0], x[1]))
+    if bonus:
+        facts = dict(facts, _machine_bonus=bonus)
     return [], adjusted, facts
 
 
@@ -58,18 +66,21 @@ def decide(prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
     results, adjusted, facts = prepared
     if adjusted is None:
         return results
+    bonus = facts.get("_machine_bonus", {}) if isinstance(facts, dict) else {}
     out = retrieval.decide(adjusted, cal or know.cal)
     for r in out:
         r["standing"] = 0
         _, why = logfacts.adjust(know.profiles.get(r["id"], {}), facts)
+        why = why + bonus.get(r["id"], (0, []))[1]
         if why:
             r["environment"] = why
     return out
 
 
-def rank(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine_facts: dict | None = None) -> list[dict]:
+def rank(scan: matcher.Scan, know: Knowledge, head: str | bytes = "", machine_facts: dict | None = None,
+         machine_bonus: dict | None = None) -> list[dict]:
     """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage)."""
-    return decide(prepare(scan, know, head, machine_facts), know)
+    return decide(prepare(scan, know, head, machine_facts, machine_bonus), know)
 
 
 def prepare_text(m: matcher.Matcher, know: Knowledge, text: str, source: str = ""):
