@@ -85,7 +85,7 @@ _VOCAB_ROWS = [
     ("kernel.nvidia_loaded", "bool", "the NVIDIA kernel module is loaded (/sys/module/nvidia)"),
     ("numa.nodes", "int", "NUMA nodes (/sys/devices/system/node/node*)"),
     ("iommu.enabled", "bool", "an IOMMU is active (/sys/class/iommu has entries)"),
-    ("iommu.gpu_domain_types", "list", "default IOMMU domain type of each AMD GPU's group (/sys/bus/pci/devices/*/iommu_group/type: DMA or DMA-FQ = translated, identity = pass-through)"),
+    ("iommu.gpu_domain_types", "list", "default IOMMU domain type of each AMD GPU's group (/sys/bus/pci/devices/*/iommu_group/type; per the kernel's sysfs-kernel-iommu_groups ABI, DMA or DMA-FQ = translated, identity = pass-through)"),
     ("dev.kfd.present", "bool", "/dev/kfd exists (the ROCm compute interface)"),
     ("dev.kfd.rw", "bool", "this process may open /dev/kfd read-write (access(2)); null when /dev/kfd is absent"),
     ("dev.kfd.group", "str", "group that owns /dev/kfd"),
