@@ -174,6 +174,11 @@ def main(args, root: Path) -> int:
     except FileNotFoundError as e:
         print(f"errbook doctor: {e}", file=sys.stderr)
         return EXIT_ERROR
+    except ImportError as e:
+        print(f"errbook doctor: cannot read the entries here ({e}); save the facts with `errbook doctor --collect "
+              "> facts.json` (standard library only) and evaluate them where errbook is installed "
+              "(`errbook doctor --facts facts.json`)", file=sys.stderr)
+        return EXIT_ERROR
     except Exception as e:  # never a traceback for a user; ERRBOOK_DEBUG=1 shows it
         if os.environ.get("ERRBOOK_DEBUG"):
             raise
