@@ -64,6 +64,12 @@ def cmd_triage(args) -> int:
     return triage.main(args, _root(args))
 
 
+def cmd_doctor(args) -> int:
+    from . import doctor
+    # --collect and --list-facts read no entries, so they work outside a checkout too.
+    return doctor.main(args, None if (args.collect or args.list_facts) else _root(args))
+
+
 def cmd_run(args) -> int:
     if args.slurm:
         from . import slurm
@@ -212,7 +218,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append the matched entry ids (never the log text) to a local tally file "
                         "(default ~/.local/share/errbook/tally.jsonl); opt-in")
     s.add_argument("--show-tally", action="store_true", help="print the tally's counts per entry and exit")
+    s.add_argument("--facts", metavar="FACTS.json",
+                   help="facts of the machine the log came from (errbook doctor --collect): re-rank by them")
     s.set_defaults(fn=cmd_triage)
+
+    s = sub.add_parser("doctor", help="which known problems this machine is exposed to (evidence, fix, runbook)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--collect", action="store_true",
+                   help="print the collected facts as JSON (save them: errbook doctor --collect > facts.json)")
+    g.add_argument("--facts", metavar="FACTS.json", help="evaluate a saved facts file instead of this machine ('-' = stdin)")
+    g.add_argument("--list-facts", action="store_true", help="the fact names checks may use, their types and sources")
+    s.add_argument("--json", action="store_true", help="machine-readable report")
+    s.add_argument("--python", help="probe this Python interpreter's PyTorch/Triton (default: the one running errbook)")
+    s.add_argument("--timeout", type=float, default=4.0, help="seconds for the slowest probe (default 4)")
+    s.add_argument("--no-import", action="store_true", help="do not import torch (no device facts from PyTorch)")
+    s.set_defaults(fn=cmd_doctor)
 
     s = sub.add_parser("run", help="execute runbooks with papermill and record the outcome in the ledger")
     g = s.add_mutually_exclusive_group(required=True)

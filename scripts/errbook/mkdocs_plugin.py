@@ -58,6 +58,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
             self._add(files, config, f"classes/{k}.md", sitegen.class_page(k, [e for e in self.entries if e.klass == k]))
         self._add(files, config, "overview.md", sitegen.overview_page(self.entries, self.latest))
         self._add(files, config, "corrections.md", sitegen.corrections_page(self.entries))
+        from . import facts
+        self._add(files, config, "machine-checks.md", sitegen.machine_checks_page(self.entries, facts.VOCAB))
         self._add(files, config, "verification/index.md",
                   sitegen.matrix_page(self.entries, self.latest, self.ledger_problems))
         schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))

@@ -5,97 +5,71 @@ import functools
 import importlib.util
 import os
 import platform as _pf
-import re
 import shutil
-import subprocess
+
+from . import facts, pyprobe
 
 TIERS = ("static", "toolchain", "gpu", "rocm")
 
 
-def _run(cmd: list[str], timeout: float = 20, env: dict | None = None) -> str:
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        return (r.stdout or "") + (r.stderr or "")
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def amd_env() -> dict:
-    """Environment for hipcc: force the AMD platform (hipcc otherwise picks nvcc when it finds a CUDA toolkit)."""
-    env = dict(os.environ)
-    env["HIP_PLATFORM"] = "amd"
-    return env
+# The probes themselves live in facts.py / pyprobe.py (one reading of the machine for tiers and for
+# `errbook doctor`); here they run with long timeouts and PyTorch is imported in-process, because the
+# runbooks run in this interpreter.
+amd_env = facts.amd_env
 
 
 def _hipcc() -> dict | None:
-    path = shutil.which("hipcc")
-    if not path:
-        return None
-    out = _run([path, "--version"], env=amd_env())
-    hip = re.search(r"HIP version: (\S+)", out)
-    clang = re.search(r"clang version (\S+)", out)
-    return {"path": path, "hip_version": hip.group(1) if hip else None, "clang": clang.group(1) if clang else None}
+    return facts.hipcc_info(timeout=20)
 
 
 def _triton() -> dict | None:
-    if importlib.util.find_spec("triton") is None:
+    info = pyprobe.triton_info(do_import=True)
+    if not info.get("installed"):
         return None
-    try:
-        import triton
-        from triton.backends import backends
-    except Exception as e:  # a broken install is reported, not fatal
-        return {"version": None, "error": str(e)[:200]}
-    return {"version": triton.__version__, "amd_backend": "amd" in backends}
+    out = {"version": info.get("version")}
+    if info.get("error"):
+        out["error"] = info["error"]
+    else:
+        out["amd_backend"] = bool(info.get("amd_backend"))
+    return out
 
 
 def _nvcc() -> dict | None:
-    path = shutil.which("nvcc")
-    if not path:
-        return None
-    m = re.search(r"release (\S+),", _run([path, "--version"]))
-    return {"path": path, "version": m.group(1) if m else None}
+    return facts.nvcc_info(timeout=20)
 
 
 def _torch() -> dict | None:
     if importlib.util.find_spec("torch") is None:
         return None
     try:
-        import torch
+        t = pyprobe.torch_runtime()
     except Exception as e:
         return {"version": None, "error": str(e)[:200]}
-    info = {"version": torch.__version__, "hip": getattr(torch.version, "hip", None),
-            "cuda": getattr(torch.version, "cuda", None), "available": False}
-    try:
-        info["available"] = bool(torch.cuda.is_available())
-        if info["available"]:
-            p = torch.cuda.get_device_properties(0)
-            info.update(device=p.name, count=torch.cuda.device_count(),
-                        capability=f"{p.major}.{p.minor}",
-                        gcn_arch=getattr(p, "gcnArchName", None),
-                        warp_size=getattr(p, "warp_size", None))
-    except Exception as e:
-        info["error"] = str(e)[:200]
+    info = {"version": t["version"], "hip": t["hip"], "cuda": t["cuda"], "available": t["available"]}
+    if t["available"] and t["devices"]:
+        d = t["devices"][0]
+        info.update(device=d["name"], count=t["count"], capability=d["capability"], gcn_arch=d["gcn_arch"],
+                    warp_size=d["warp_size"])
+    if t.get("error"):
+        info["error"] = t["error"]
     return info
 
 
 def _rocm_host() -> dict:
-    info: dict = {"kfd": os.path.exists("/dev/kfd"), "kfd_rw": os.access("/dev/kfd", os.R_OK | os.W_OK)}
-    rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
-    vfile = os.path.join(rocm, ".info", "version")
-    if os.path.isfile(vfile):
-        info["rocm_version"] = open(vfile, encoding="utf-8").read().strip()
-    if info["kfd"] and shutil.which("rocminfo"):
-        out = _run(["rocminfo"], timeout=30)
-        archs = sorted(set(re.findall(r"Name:\s+(gfx[0-9a-f]+)", out)))
-        info["gfx"] = archs
+    info: dict = facts.kfd_access()
+    version = facts.rocm_version_of(os.environ.get("ROCM_PATH", "/opt/rocm"))
+    if version and os.path.isfile(os.path.join(os.environ.get("ROCM_PATH", "/opt/rocm"), ".info", "version")):
+        info["rocm_version"] = version
+    if info["kfd"]:
+        gfx = facts.rocminfo_gfx(timeout=30)
+        if gfx is not None:
+            info["gfx"] = gfx
     return info
 
 
 def _nvidia_driver() -> str | None:
-    if not shutil.which("nvidia-smi"):
-        return None
-    out = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).strip()
-    return out.splitlines()[0] if out else None
+    rows = facts.nvidia_smi(timeout=20)
+    return rows[0][1] if rows else None
 
 
 @functools.lru_cache(maxsize=1)

@@ -3,7 +3,7 @@ no signature matched — the second stage's likely entries. One function for the
 tests; engine.js's rank() follows it step by step."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from . import logfacts, matcher, retrieval
 
@@ -25,51 +25,64 @@ class Knowledge:
         return self._index
 
 
-def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None):
-    """Everything that does not depend on the second stage's thresholds: (signature results re-ranked by the
-    environment evidence, the second stage's adjusted ranking or None when signatures matched, facts)."""
+class Prepared(NamedTuple):
+    results: list            # signature results, re-ranked (empty when none matched)
+    stage2: tuple | None     # (second-stage ranking adjusted by evidence, the query's weight), or None
+    facts: dict              # the environment facts used
+    bonus: dict              # {entry id: (points, reasons)} from the machine's checks
+
+
+def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
+            machine_bonus: dict | None = None) -> Prepared:
+    """Everything that does not depend on the second stage's thresholds. machine_facts / machine_bonus come
+    from `errbook triage --facts` (checks.to_log_facts, checks.machine_bonus): facts of the machine the log
+    came from, and points for entries whose checks hold there."""
     facts = logfacts.from_notes(scan.notes)
     for k, v in (machine_facts or {}).items():
         facts.setdefault(k, v)
+    bonus = machine_bonus or {}
     results = scan.results()
     if results:
         for r in results:
             delta, why = logfacts.adjust(know.profiles.get(r["id"], {}), facts)
+            if r["id"] in bonus:
+                delta, why = delta + bonus[r["id"]][0], why + bonus[r["id"]][1]
             if delta or why:
                 r["score"] += delta
                 r["environment"] = why
         results.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
-        return results, None, facts
+        return Prepared(results, None, facts, bonus)
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
     if know.index is None or not lines:          # nothing in the log reports trouble: no second-stage guess
-        return [], None, facts
+        return Prepared([], None, facts, bonus)
     ranked, qnorm = know.index.scores(retrieval.tokens("\n".join(lines)))
     adjusted = []
     for s, i in ranked:
         if not i.startswith("benign:"):
             delta, _ = logfacts.adjust(know.profiles.get(i, {}), facts)
-            s = s * (1 + delta / 100)
+            s = s * (1 + (delta + bonus.get(i, (0, []))[0]) / 100)
         adjusted.append((s, i))
     adjusted.sort(key=lambda x: (-x[0], x[1]))
-    return [], (adjusted, qnorm), facts
+    return Prepared([], (adjusted, qnorm), facts, bonus)
 
 
-def decide(prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
-    results, adjusted, facts = prepared
-    if adjusted is None:
-        return results
-    out = retrieval.decide(*adjusted, cal or know.cal)
+def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
+    if prep.stage2 is None:
+        return prep.results
+    out = retrieval.decide(*prep.stage2, cal or know.cal)
     for r in out:
         r["standing"] = 0
-        _, why = logfacts.adjust(know.profiles.get(r["id"], {}), facts)
+        _, why = logfacts.adjust(know.profiles.get(r["id"], {}), prep.facts)
+        why = why + prep.bonus.get(r["id"], (0, []))[1]
         if why:
             r["environment"] = why
     return out
 
 
-def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None) -> list[dict]:
+def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
+         machine_bonus: dict | None = None) -> list[dict]:
     """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage)."""
-    return decide(prepare(scan, know, machine_facts), know)
+    return decide(prepare(scan, know, machine_facts, machine_bonus), know)
 
 
 def prepare_text(m: matcher.Matcher, know: Knowledge, text: str, source: str = ""):

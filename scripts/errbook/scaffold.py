@@ -79,6 +79,9 @@ signatures:
 triggers:
   explanation: >-
     TODO when this happens.
+  not_checkable: >-
+    TODO replace with `checks:` that errbook doctor can evaluate (see docs/doctor.md), or say why no fact of a
+    machine shows this trigger.
 root_cause: >-
   TODO why it happens.
 fix:

@@ -174,6 +174,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
         md += [f"| {inline(a)} | {inline(b)} |" for a, b in rows]
         md.append("")
     md.append(prose(t["explanation"]) + "\n")
+    md.append(machine_checks_md(d))
 
     md.append("## Root cause\n")
     md.append(prose(d["root_cause"]) + "\n")
@@ -228,6 +229,53 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
         for x in rel + back:
             md.append(f"- {rel_entry_link(x, by_id[x]['title'], 'entries')}")
         md.append("")
+    return "\n".join(md) + "\n"
+
+
+def machine_checks_md(d: dict) -> str:
+    """The checkable part of an entry's trigger in plain words (what `errbook doctor` tests), or why none is."""
+    from . import checks
+    t = d.get("triggers") or {}
+    if t.get("checks"):
+        md = ['!!! example "Checked on a machine: `errbook doctor` reports this entry when one of these holds"\n']
+        for c in t["checks"]:
+            conds = "; ".join(inline(checks.describe(x, code=True)) for x in c["when"])
+            md.append(f"    - **{inline(c['says'])}** — when {conds}.")
+        return "\n".join(md) + "\n\n    See [Check your machine](../doctor.md).\n"
+    if t.get("not_checkable"):
+        return '!!! note "Not checkable on a machine"\n    ' + inline(t["not_checkable"]) + "\n"
+    return ""
+
+
+def machine_checks_page(entries: list, vocab: dict) -> str:
+    """Every machine check of every entry, and the facts they read."""
+    from . import checks
+    md = [front_matter({"title": "What errbook doctor checks"}), "# What `errbook doctor` checks\n",
+          "The machine-checkable part of each entry's trigger, generated from the entries. A check holds when all "
+          "its conditions hold; an entry applies when any of its checks holds. How to run it: "
+          "[Check your machine](doctor.md).\n", "| Entry | Finding | Conditions |", "|---|---|---|"]
+    n = 0
+    for e in sorted(entries, key=lambda x: x.id):
+        for c in (e.get("triggers") or {}).get("checks") or []:
+            n += 1
+            conds = "<br>".join(inline(checks.describe(x, code=True)) for x in c["when"])
+            md.append(f"| [{e.id}]({entry_uri(e.id)}) | {inline(c['says'])} | {conds} |")
+    none = sorted(e.id for e in entries if (e.get("triggers") or {}).get("not_checkable"))
+    md.append(f"\n{n} checks in {len({e.id for e in entries if (e.get('triggers') or {}).get('checks')})} entries. "
+              f"Not machine-checkable (the trigger is in code, a build, a workload or a state no fact shows): "
+              + ", ".join(f"[{i}]({entry_uri(i)})" for i in none) + ".\n")
+    md.append("## Facts\n")
+    md.append("What `errbook doctor --collect` records (`errbook doctor --list-facts` prints the same list). "
+              "A fact that could not be collected is missing, and a check that needs it is reported as "
+              "*could not check*, never as a finding.\n")
+    md.append("| Fact | Type | Meaning and source |\n|---|---|---|")
+    for name in sorted(vocab):
+        if name.startswith("env."):
+            continue
+        md.append(f"| `{name}` | {vocab[name].type} | {inline(vocab[name].about)} |")
+    envs = sorted(n[4:] for n in vocab if n.startswith("env."))
+    md.append("\nEnvironment variables, each as `env.NAME` (a string, null when unset); no other variable is read: "
+              + ", ".join(f"`{v}`" for v in envs) + ".\n")
     return "\n".join(md) + "\n"
 
 

@@ -43,9 +43,16 @@ def scan_file(m, path: str, scan, source: str = "", workers: int | None = None):
 
 
 def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict | None = None,
-                 workers: int | None = None) -> tuple[list[dict], dict, list]:
+                 workers: int | None = None, doctor_facts: dict | None = None) -> tuple[list[dict], dict, list]:
+    """doctor_facts: a facts document (errbook doctor --collect) of the machine the log came from."""
     loaded, errors = entries_mod.load_all(root)
     active = list(entries_mod.active(loaded))
+    bonus = None
+    if doctor_facts is not None:
+        from . import checks, facts as facts_mod
+        values = facts_mod.values_of(doctor_facts)
+        machine_facts = dict(checks.to_log_facts(values), **(machine_facts or {}))
+        bonus = checks.machine_bonus(active, values)
     skipped: list[str] = []
     m = build_matcher(active, skipped)
     errors = list(errors) + skipped
@@ -63,7 +70,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
         stats["lines"] += lines
         stats["bytes"] += nbytes
         stats["files"] += 1
-    results = ranking.rank(scan, knowledge(root, active), machine_facts=machine_facts)
+    results = ranking.rank(scan, knowledge(root, active), machine_facts=machine_facts, machine_bonus=bonus)
     facts = logfacts.from_notes(scan.notes)
     if facts:
         stats["environment"] = facts
@@ -156,9 +163,17 @@ def main(args, root: Path) -> int:
     if "-" in files and (sys.stdin is None or sys.stdin.closed):
         print("errbook triage: no input: standard input is closed; give a log file", file=sys.stderr)
         return 2
+    doctor_facts = None
+    if getattr(args, "facts", None):
+        from . import facts as facts_mod
+        try:
+            doctor_facts = facts_mod.load(args.facts)
+        except facts_mod.FactsError as e:
+            print(f"errbook triage: {e}", file=sys.stderr)
+            return 2
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        results, stats, errors = triage_files(root, args.files)
+        results, stats, errors = triage_files(root, args.files, doctor_facts=doctor_facts)
     except OSError as e:
         print(f"errbook triage: {e}", file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 
 from . import entries as entries_mod
-from . import matcher, paths, regexsubset, variants
+from . import checks, matcher, paths, regexsubset, variants
 
 PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
 
@@ -237,6 +237,7 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
         broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
         findings += _signature_findings(e, broken)
         findings += _todo_findings(e, root)
+        findings += [Finding(e.rel, e.line_of(p), field_name(p), m) for p, m in checks.validate_entry(e.data)]
     findings += _cross_findings(loaded, root)
     findings += _benign_findings(loaded, root)
     findings.sort(key=lambda f: (f.file, f.line, f.field))
