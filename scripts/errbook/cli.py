@@ -59,6 +59,11 @@ def cmd_build(args) -> int:
     return _mkdocs(args, "build")
 
 
+def cmd_stale(args) -> int:
+    from . import stale
+    return stale.main(args, _root(args))
+
+
 def cmd_triage(args) -> int:
     from . import triage
     return triage.main(args, _root(args))
@@ -276,6 +281,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--calibrate", action="store_true", help="choose the second stage's thresholds on the dev split")
     s.add_argument("--write", action="store_true", help="with --calibrate: save them in data/calibration.json")
     s.set_defaults(fn=cmd_eval)
+
+    s = sub.add_parser("stale", help="entries due for review (180 days, or a range ending before the newest release)",
+                       description="Lists entries not reviewed in 180 days, and entries whose applies_to range ends "
+                                   "before the newest release in errata/releases.yaml without a fix ending it. "
+                                   "Exit 1 when anything is due.")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--today", help="evaluate as of this date (YYYY-MM-DD)")
+    s.set_defaults(fn=cmd_stale)
 
     s = sub.add_parser("platform", help="what this machine can run: tiers, toolchains, GPU")
     s.add_argument("--json", action="store_true")

@@ -54,7 +54,8 @@ class LoadError:
 
 
 def entry_files(root: Path) -> list[Path]:
-    return sorted(p for p in paths.errata_dir(root).rglob("*.yaml") if p.is_file())
+    # errata/releases.yaml is data about releases (errbook stale), not an entry
+    return sorted(p for p in paths.errata_dir(root).rglob("*.yaml") if p.is_file() and p.name != "releases.yaml")
 
 
 def load_file(path: Path, root: Path) -> Entry | LoadError:

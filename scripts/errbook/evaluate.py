@@ -15,6 +15,7 @@ scored against (the index holds dev benign logs only; a dev benign log is scored
 from __future__ import annotations
 
 import hashlib
+import itertools
 from pathlib import Path
 
 import yaml
@@ -156,21 +157,21 @@ class Evaluator:
         logs while all false positives on dev benign logs (signatures' and the second stage's) stay within 1 %."""
         n_dev = sum(c["split"] == "dev" for c in self.benign) or 1
         best = None
-        for benign_margin in (0.0, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0):
-            for min_score in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0):
-                for margin in (0.0, 0.1, 0.2, 0.3):
-                    cal = {"min_score": min_score, "min_margin": margin, "benign_margin": benign_margin}
-                    res = self.run(cal)
-                    dev = res["unseen_dev"]
-                    fp_dev = sum(f["split"] == "dev" for f in res["false_positives"])
-                    if fp_dev / n_dev > FLOORS["false_positive_rate"]:
-                        continue
-                    key = (dev["top1"] or 0, dev["top3"] or 0, -(dev["confidently_wrong"] or 0),
-                           benign_margin, min_score, margin)        # ties: the most cautious thresholds
-                    if best is None or key > best[0]:
-                        best = (key, cal)
+        for benign_margin, min_score, margin, min_distinct in itertools.product(
+                (0.0, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0), (0.0, 0.2, 0.4, 0.6, 0.8), (0.0, 0.1, 0.2, 0.3), (0, 1, 2, 3, 4)):
+            cal = {"min_score": min_score, "min_margin": margin, "benign_margin": benign_margin,
+                   "min_distinct": min_distinct}
+            res = self.run(cal)
+            dev = res["unseen_dev"]
+            fp_dev = sum(f["split"] == "dev" for f in res["false_positives"])
+            if fp_dev / n_dev > FLOORS["false_positive_rate"]:
+                continue
+            key = (dev["top1"] or 0, dev["top3"] or 0, -(dev["confidently_wrong"] or 0),
+                   benign_margin, min_distinct, min_score, margin)        # ties: the most cautious thresholds
+            if best is None or key > best[0]:
+                best = (key, cal)
         # When nothing meets the bound the second stage stays silent (no entry can beat a benign document by 100x).
-        return best[1] if best else {"min_score": 1.0, "min_margin": 0.3, "benign_margin": 100.0}
+        return best[1] if best else {"min_score": 1.0, "min_margin": 0.3, "benign_margin": 100.0, "min_distinct": 99}
 
 
 def evaluate(root: Path) -> dict:

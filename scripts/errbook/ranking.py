@@ -27,7 +27,7 @@ class Knowledge:
 
 class Prepared(NamedTuple):
     results: list            # signature results, re-ranked (empty when none matched)
-    stage2: tuple | None     # (second-stage ranking adjusted by evidence, the query's weight), or None
+    stage2: tuple | None     # (second-stage ranking adjusted by evidence, query weight, distinct terms) or None
     facts: dict              # the environment facts used
     bonus: dict              # {entry id: (points, reasons)} from the machine's checks
 
@@ -55,7 +55,7 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
     if know.index is None or not lines:          # nothing in the log reports trouble: no second-stage guess
         return Prepared([], None, facts, bonus)
-    ranked, qnorm = know.index.scores(retrieval.tokens("\n".join(lines)))
+    ranked, qnorm, distinct = know.index.scores(retrieval.tokens("\n".join(lines)))
     adjusted = []
     for s, i in ranked:
         if not i.startswith("benign:"):
@@ -63,7 +63,7 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
             s = s * (1 + (delta + bonus.get(i, (0, []))[0]) / 100)
         adjusted.append((s, i))
     adjusted.sort(key=lambda x: (-x[0], x[1]))
-    return Prepared([], (adjusted, qnorm), facts, bonus)
+    return Prepared([], (adjusted, qnorm, distinct), facts, bonus)
 
 
 def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:

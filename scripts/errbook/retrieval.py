@@ -150,9 +150,11 @@ class Index:
             for t, tf in sorted(docs[i].items()):
                 self.post.setdefault(t, []).append((k, tf))
 
-    def scores(self, query_tokens) -> tuple[list[tuple[float, str]], float]:
-        """(documents by score, best first; the query's weight: the sum of idf of its known terms)."""
+    def scores(self, query_tokens) -> tuple[list[tuple[float, str]], float, dict[str, int]]:
+        """(documents by score, best first; the query's weight: the sum of idf of its known terms; per document
+        the number of its matched terms that no benign document holds: evidence normal output never shows)."""
         acc = [0.0] * len(self.ids)
+        distinct = [0] * len(self.ids)
         qnorm = 0.0
         for t in sorted(set(query_tokens)):
             p = self.post.get(t)
@@ -160,11 +162,13 @@ class Index:
                 continue
             w = self.idf[t]
             qnorm += w
+            clean = not any(self.ids[k].startswith("benign:") for k, _ in p)
             for k, tf in p:
                 acc[k] += w * (tf * (K1 + 1)) / (tf + self.norm[k])
+                distinct[k] += clean
         ranked = [(s, self.ids[k]) for k, s in enumerate(acc) if s > 0]
         ranked.sort(key=lambda x: (-x[0], x[1]))
-        return ranked, qnorm
+        return ranked, qnorm, {self.ids[k]: d for k, d in enumerate(distinct) if d}
 
     def export(self) -> dict:
         return {"ids": self.ids, "idf": self.idf, "norm": self.norm, "post": self.post, "k1": K1}
@@ -190,16 +194,19 @@ def calibration() -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
 
 
-def decide(ranked: list[tuple[float, str]], qnorm: float, cal: dict, top: int = 3) -> list[dict]:
+def decide(ranked: list[tuple[float, str]], qnorm: float, distinct: dict[str, int], cal: dict,
+           top: int = 3) -> list[dict]:
     """Likely entries (best first), or [] to abstain: when the best entry explains too little of the query
-    (score / query weight below min_score), when it does not beat the best benign document by benign_margin,
-    or when the runner-up entry is within min_margin of it."""
+    (score / query weight below min_score), shares fewer than min_distinct terms with it that no benign
+    document holds, does not beat the best benign document by benign_margin, or when the runner-up entry is
+    within min_margin of it."""
     entries = [(s, i) for s, i in ranked if not i.startswith("benign:")]
     if not entries or qnorm <= 0:
         return []
     benign = next((s for s, i in ranked if i.startswith("benign:")), 0.0)
     best = entries[0][0]
-    if best / qnorm < cal["min_score"] or best <= benign * (1 + cal["benign_margin"]):
+    if best / qnorm < cal["min_score"] or best <= benign * (1 + cal["benign_margin"]) \
+            or distinct.get(entries[0][1], 0) < cal["min_distinct"]:
         return []
     runner = entries[1][0] if len(entries) > 1 else 0.0
     if (best - runner) / best < cal["min_margin"]:

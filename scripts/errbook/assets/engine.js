@@ -380,6 +380,7 @@
   function scores(eng, toks) {
     const idx = eng.index;
     const acc = new Array(idx.ids.length).fill(0);
+    const distinct = new Array(idx.ids.length).fill(0);
     const k1 = idx.k1;
     let qnorm = 0;
     for (const t of uniqSorted(toks)) {
@@ -387,21 +388,25 @@
       if (!p) continue;
       const w = idx.idf[t];
       qnorm += w;
-      for (const [k, tf] of p) acc[k] += w * (tf * (k1 + 1)) / (tf + idx.norm[k]);
+      const clean = !p.some((x) => idx.ids[x[0]].startsWith("benign:"));
+      for (const [k, tf] of p) { acc[k] += w * (tf * (k1 + 1)) / (tf + idx.norm[k]); if (clean) distinct[k]++; }
     }
     const ranked = [];
     acc.forEach((s, k) => { if (s > 0) ranked.push([s, idx.ids[k]]); });
     ranked.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
-    return [ranked, qnorm];
+    const dist = {};
+    distinct.forEach((d, k) => { if (d) dist[idx.ids[k]] = d; });
+    return [ranked, qnorm, dist];
   }
 
-  function decide(ranked, qnorm, cal, top) {
+  function decide(ranked, qnorm, distinct, cal, top) {
     const entries = ranked.filter((x) => !x[1].startsWith("benign:"));
     if (!entries.length || qnorm <= 0) return [];
     const b = ranked.find((x) => x[1].startsWith("benign:"));
     const benign = b ? b[0] : 0;
     const best = entries[0][0];
-    if (best / qnorm < cal.min_score || best <= benign * (1 + cal.benign_margin)) return [];
+    if (best / qnorm < cal.min_score || best <= benign * (1 + cal.benign_margin)
+        || (distinct[entries[0][1]] || 0) < cal.min_distinct) return [];
     const runner = entries.length > 1 ? entries[1][0] : 0;
     if ((best - runner) / best < cal.min_margin) return [];
     return entries.slice(0, top).filter((x) => x[0] > benign).map((x) => ({ id: x[1], score: x[0], confidence: "likely" }));
@@ -421,7 +426,7 @@
     }
     const lines = scan.notes[eng.retrieval.sample_name] || [];
     if (!eng.index || !lines.length) return [];
-    const [ranked, qnorm] = scores(eng, tokens(eng, lines.join("\n")));
+    const [ranked, qnorm, distinct] = scores(eng, tokens(eng, lines.join("\n")));
     const adjusted = [];
     for (const [s0, i] of ranked) {
       let s = s0;
@@ -429,7 +434,7 @@
       adjusted.push([s, i]);
     }
     adjusted.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
-    const out = decide(adjusted, qnorm, eng.cal, 3);
+    const out = decide(adjusted, qnorm, distinct, eng.cal, 3);
     for (const r of out) {
       r.standing = 0;
       const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1];
