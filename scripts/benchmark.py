@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Benchmarks, each against a reference tool measured in the same run (not timed tests).
 
-  triage   errbook triage on a generated log (default 1 GiB) vs `grep -E -f <all patterns>` (LC_ALL=C);
-           peak memory at two log sizes shows it does not grow with the log.
+  triage   errbook triage on a generated log (default 1 GiB; filler from the 22 benign logs of earlier rounds, so
+           figures compare across rounds) vs `grep -E -f` (LC_ALL=C) and `rg -f` with the same patterns; peak
+           memory at 0.25/1/2/4 GiB shows whether it grows with the log; a quarter-size log with filler from the
+           whole benign corpus (references stopped after 300 s); a dense log (every line matches a signature)
+           against the same references and against the sparse log's throughput.
   validate errbook validate on N generated entries (default 1000) vs a bare YAML parse of the same files.
   site     mkdocs build --strict of those N entries vs the same build of N plain pages without the plugin.
   runbooks errbook run --all --tier static,toolchain (wall time) and the per-notebook overhead of papermill
@@ -31,18 +34,32 @@ from errbook import entries, matcher, scaffold  # noqa: E402
 PY = sys.executable
 # Output goes to a real file: GNU grep stops at the first match when its output is /dev/null.
 MEASURE = ("import resource, subprocess, sys, tempfile, time\n"
-           "t = time.perf_counter(); r = subprocess.run(sys.argv[1:], stdout=tempfile.TemporaryFile())\n"
-           "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode)")
+           "t = time.perf_counter()\n"
+           "try:\n"
+           "    rc = subprocess.run(sys.argv[2:], stdout=tempfile.TemporaryFile(), timeout=float(sys.argv[1])).returncode\n"
+           "except subprocess.TimeoutExpired:\n"
+           "    rc = 'timeout'\n"
+           "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)")
 
 
-def measure(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> dict:
-    out = subprocess.run([PY, "-c", MEASURE] + cmd, capture_output=True, text=True, env=env, cwd=cwd).stdout.split()
-    return {"seconds": round(float(out[0]), 3), "peak_rss_mib": round(int(out[1]) / 1024, 1), "rc": int(out[2])}
+def measure(cmd: list[str], env: dict | None = None, cwd: Path | None = None, timeout: float = 3600) -> dict:
+    out = subprocess.run([PY, "-c", MEASURE, str(timeout)] + cmd, capture_output=True, text=True, env=env,
+                         cwd=cwd).stdout.split()
+    rc = out[2] if out[2] == "timeout" else int(out[2])
+    return {"seconds": round(float(out[0]), 3), "peak_rss_mib": round(int(out[1]) / 1024, 1), "rc": rc}
 
 
-def make_log(path: Path, size: int) -> None:
+# The benchmark log of earlier rounds: filler from the 22 benign logs the set had then (their names start with a
+# capital letter and a dash), so figures stay comparable between rounds. "corpus" uses every benign log.
+CLASSIC = re.compile(r"^[A-G]-|^lead-")
+
+
+def make_log(path: Path, size: int, filler: str = "classic") -> None:
     """Realistic filler (benign build and runtime output) with real error excerpts sprinkled through it."""
-    benign = b"".join(p.read_bytes() for p in sorted((REPO / "tests/triage_eval/benign").glob("*.log")))
+    logs = sorted((REPO / "tests/triage_eval/benign").glob("*.log"))
+    if filler == "classic":
+        logs = [p for p in logs if CLASSIC.match(p.name)]
+    benign = b"".join(p.read_bytes() for p in logs)
     real = [p.read_bytes() for p in sorted((REPO / "tests/triage_eval/real").glob("*.log"))]
     block = (benign or b"[ 12%] Building CXX object foo.o\n") * max(1, (4 << 20) // max(1, len(benign)))
     with open(path, "wb") as f:
@@ -56,6 +73,18 @@ def make_log(path: Path, size: int) -> None:
                 i += 1
 
 
+def make_dense_log(path: Path, lines: int) -> None:
+    """A log in which every line matches some signature: real example lines of every entry, repeated."""
+    loaded, _ = entries.load_all(REPO)
+    ex = [line.encode("utf-8") for e in entries.active(loaded) for sig in e["signatures"] if "pattern" in sig
+          for x in sig["examples"] for line in x["text"].split("\n") if line.strip()][:400]
+    m = matcher.Matcher.from_entries(list(entries.active(loaded)), skipped=[])
+    ex = [x for x in ex if m.match_text(x.decode("utf-8", "replace"))] or [b"hipErrorNoBinaryForGpu"]
+    with open(path, "wb") as f:
+        for i in range(0, lines, len(ex)):
+            f.write(b"\n".join(ex[: min(len(ex), lines - i)]) + b"\n")
+
+
 def ere(p: str) -> str:
     """A signature pattern in POSIX ERE for grep -E (same meaning for the log lines used here)."""
     p = p.replace("(?:", "(")
@@ -66,26 +95,56 @@ def ere(p: str) -> str:
     return p
 
 
-def bench_triage(gib: float) -> dict:
+def _rate(size: int, r: dict) -> dict:
+    return dict(r, mb_per_s=round(size / 1e6 / r["seconds"], 1))
+
+
+def bench_triage(gib: float, sizes: list[float], dense_lines: int) -> dict:
+    """errbook triage against grep -E -f and rg -f with the same patterns, on the same files, in one run."""
     loaded, _ = entries.load_all(REPO)
     m = matcher.Matcher.from_entries(list(entries.active(loaded)), skipped=[])
+    pats = [s for sig in m.sigs for s in sig.steps]
     tmp = Path(tempfile.mkdtemp(prefix="errbook-bench-"))
-    pats = tmp / "patterns.txt"
-    pats.write_text("\n".join(ere(s) for sig in m.sigs for s in sig.steps) + "\n")
-    res = {"signatures": len(m.sigs)}
+    (tmp / "ere.txt").write_text("\n".join(ere(p) for p in pats) + "\n")
+    (tmp / "rust.txt").write_text("\n".join(pats) + "\n")
+    res: dict = {"signature_patterns": len(pats), "prefilter": m.prefilter.name, "cpus": os.cpu_count(),
+                 "sizes": {}}
     errbook = [PY, "-m", "errbook.cli", "--root", str(REPO), "triage", "--json"]
-    for label, size in (("small", int(gib * (1 << 30)) // 4), ("full", int(gib * (1 << 30)))):
-        log = tmp / f"{label}.log"
-        make_log(log, size)
-        real_size = log.stat().st_size
-        subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)          # warm the page cache for both
-        t = measure(errbook + [str(log)])
-        g = measure(["grep", "-E", "-c", "-f", str(pats), str(log)], env=dict(os.environ, LC_ALL="C"))
-        res[label] = {"bytes": real_size,
-                      "errbook": dict(t, mb_per_s=round(real_size / 1e6 / t["seconds"], 1)),
-                      "grep": dict(g, mb_per_s=round(real_size / 1e6 / g["seconds"], 1)),
-                      "throughput_ratio_vs_grep": round(g["seconds"] / t["seconds"], 3)}
+    grep = ["grep", "-E", "-c", "-f", str(tmp / "ere.txt")]
+    rg = ["rg", "-c", "-f", str(tmp / "rust.txt")] if shutil.which("rg") else None
+    env_c = dict(os.environ, LC_ALL="C")
+
+    def three(log: Path, timeout: float = 3600) -> dict:
+        """The three tools on one file; a reference that runs past `timeout` is stopped and its ratio is a
+        lower bound (marked with >=)."""
+        size = log.stat().st_size
+        subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)          # warm the page cache for all
+        out = {"bytes": size, "errbook": _rate(size, measure(errbook + [str(log)]))}
+        for name, cmd, env in (("grep", grep, env_c), ("rg", rg, None)):
+            if cmd is None:
+                continue
+            r = _rate(size, measure(cmd + [str(log)], env=env, timeout=timeout))
+            out[name] = r
+            ratio = round(r["seconds"] / out["errbook"]["seconds"], 2)
+            out[f"ratio_vs_{name}"] = f">={ratio}" if r["rc"] == "timeout" else ratio
+        return out
+
+    for g in sorted(set(sizes + [gib])):
+        log = tmp / f"{g}.log"
+        make_log(log, int(g * (1 << 30)))
+        res["sizes"][f"{g} GiB"] = three(log) if g == gib else {
+            "bytes": log.stat().st_size, "errbook": _rate(log.stat().st_size, measure(errbook + [str(log)]))}
         log.unlink()
+    corpus = tmp / "corpus.log"
+    make_log(corpus, int(gib * (1 << 30)) // 4, filler="corpus")
+    res["corpus_filler"] = three(corpus, timeout=300)
+    corpus.unlink()
+    dense = tmp / "dense.log"
+    make_dense_log(dense, dense_lines)
+    res["dense"] = dict(three(dense), lines=dense_lines)
+    sparse_rate = res["sizes"][f"{gib} GiB"]["errbook"]["mb_per_s"]
+    res["dense"]["throughput_vs_sparse"] = round(res["dense"]["errbook"]["mb_per_s"] / sparse_rate, 2)
+    dense.unlink()
     shutil.rmtree(tmp)
     return res
 
@@ -164,7 +223,9 @@ def bench_runbooks(jobs: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("which", nargs="*", default=["triage", "validate", "site", "runbooks"])
-    ap.add_argument("--gib", type=float, default=1.0)
+    ap.add_argument("--gib", type=float, default=1.0, help="size of the log compared with grep and rg")
+    ap.add_argument("--sizes", default="0.25,1,2,4", help="log sizes (GiB) for the memory curve")
+    ap.add_argument("--dense-lines", type=int, default=1_000_000)
     ap.add_argument("--entries", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", action="store_true")
@@ -172,7 +233,7 @@ def main() -> int:
     which = set(a.which)
     out: dict = {"machine": {"cpus": os.cpu_count()}}
     if "triage" in which:
-        out["triage"] = bench_triage(a.gib)
+        out["triage"] = bench_triage(a.gib, [float(x) for x in a.sizes.split(",") if x], a.dense_lines)
     if which & {"validate", "site"}:
         out.update(bench_validate_and_site(a.entries, which))
     if "runbooks" in which:

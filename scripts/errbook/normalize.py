@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+import re2
+
 RAW_CAP_BYTES = 65536   # a raw line is cut here before cleaning
 LINE_CAP = 4096         # matching works on windows of at most this many characters
 WINDOW_OVERLAP = 256    # consecutive windows share this many characters
@@ -135,6 +137,8 @@ _REWRITE_B = {**{ch.encode(): b" " for ch in "\u000b\u000c\u00a0\u1680\u2028\u20
               **{ch.encode(): b"'" for ch in "\u2018\u2019\u201a\u201b\u2032"},
               **{ch.encode(): b'"' for ch in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"},
               "\u212a".encode(): b"K", "\u017f".encode(): b"s"}
+_REWRITE_FIND_B = re2.compile(b"|".join(re2.escape(k) for k in _REWRITE_B))
+_SPECIAL_B = re2.compile(rb"\\[nr]|[A-Za-z]:\\")
 _JSON_LINE_B = re.compile(_JSON_LINE.pattern.encode())
 _JSON_SHAPE_B = re.compile(_JSON_SHAPE.pattern.encode())
 _WINPATH_SINGLE_B = re.compile(_WINPATH_SINGLE.pattern.encode())
@@ -159,24 +163,23 @@ def probe(data: bytes) -> bytes:
     if b"\x1b" in data:
         data = _ANSI_B.sub(b"", data)
     if not data.isascii():
-        for k, v in _REWRITE_B.items():       # bytes.replace per character beats a regex with a callback
-            if k in data:
-                data = data.replace(k, v)
-    if b"\\" in data:
-        # Lines holding an escaped newline or a drive path (memchr for each backslash: a regex that can start
-        # at any letter would visit every byte).
         out, pos = [], 0
-        p = data.find(b"\\")
-        while p >= 0:
-            if data[p + 1:p + 2] in (b"n", b"r") or (p >= 2 and data[p - 1:p] == b":" and data[p - 2:p - 1].isalpha()):
-                s = data.rfind(b"\n", 0, p) + 1
-                e = data.find(b"\n", p)
-                e = len(data) if e < 0 else e
-                out += [data[pos:s], _probe_special(data[s:e])]
-                pos = e
-                p = data.find(b"\\", e)
-            else:
-                p = data.find(b"\\", p + 1)
+        while (m := _REWRITE_FIND_B.search(data, pos)) is not None:     # RE2: one pass for every character
+            out += [data[pos:m.start()], _REWRITE_B[m.group(0)]]
+            pos = m.end()
+        if out:
+            out.append(data[pos:])
+            data = b"".join(out)
+    if b"\\" in data:
+        # Lines holding an escaped newline or a drive path, found by RE2 (a DFA: one pass however many
+        # backslashes); each such line is rewritten once, and the search resumes after it.
+        out, pos = [], 0
+        while (m := _SPECIAL_B.search(data, pos)) is not None:
+            s = data.rfind(b"\n", 0, m.start()) + 1
+            e = data.find(b"\n", m.end())
+            e = len(data) if e < 0 else e
+            out += [data[pos:s], _probe_special(data[s:e])]
+            pos = e
         if out:
             out.append(data[pos:])
             data = b"".join(out)
