@@ -52,12 +52,17 @@ def test_outcomes_are_recorded_and_do_not_hide_each_other(run_root, tmp_path):
     assert (tmp_path / "nb" / "RMN-0006--cpu.ipynb").is_file()
 
 
+def record(entry: str = "RMN-0001", **kw) -> dict:
+    """A valid ledger record."""
+    return dict({"entry": entry, "runbook": f"runbooks/compile/{entry}.ipynb", "outcome": "passed",
+                 "tiers": {"static": {"outcome": "passed"}}, "fingerprint": {"platform": "cpu"},
+                 "date": "2026-01-01T00:00:00Z", "commit": "abc1234"}, **kw)
+
+
 def _append_many(args):
     path, worker = args
     for i in range(50):
-        ledger.append(Path(path), {"entry": f"RMN-{worker:04d}", "runbook": "x", "outcome": "passed", "tiers": {},
-                                   "fingerprint": {"platform": "cpu"}, "date": "2026-01-01T00:00:00Z",
-                                   "commit": "c", "pad": "x" * (1000 * (i % 7))})
+        ledger.append(Path(path), record(f"RMN-{worker:04d}", pad="x" * (1000 * (i % 7))))
 
 
 def test_concurrent_appends_never_interleave(tmp_path):
@@ -70,8 +75,7 @@ def test_concurrent_appends_never_interleave(tmp_path):
 
 def test_corrupt_line_is_reported_not_dropped(tmp_path):
     p = tmp_path / "ledger.jsonl"
-    good = {"entry": "RMN-0001", "runbook": "x", "outcome": "passed", "tiers": {}, "fingerprint": {},
-            "date": "d", "commit": "c"}
+    good = record()
     p.write_text(json.dumps(good) + "\n{\"entry\": \"RMN-0002\", \"outc")   # a writer killed mid-line
     ledger.append(p, good)
     recs, problems = ledger.read(p)
