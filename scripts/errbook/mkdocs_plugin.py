@@ -24,9 +24,13 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
     def on_config(self, config):
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
         loaded, errors = entries_mod.load_all(self.root)
-        problems = [f"{e.rel}:{e.line}: {e.message}" for e in errors]
+        for e in errors:
+            if e.kind == "unreadable":   # skipped, and said (a warning: `--strict` then fails the build)
+                log.warning(f"skipping entry file {e}")
+        problems = [str(e) for e in errors if e.kind != "unreadable"]
         for e in loaded:
             problems += [str(f) for f in validate.schema_findings(e)]
+        problems += [str(f) for f in validate.duplicate_id_findings(loaded)]
         if problems:
             raise PluginError("invalid entries (run `errbook validate`):\n  " + "\n  ".join(problems[:50]))
         self.entries = [e for e in loaded if not e.withdrawn]
