@@ -23,6 +23,9 @@ MAX_LINE = 1 << 20     # a record is a few hundred bytes; a longer line is repor
 class LedgerWriteError(OSError):
     """The record was not written (the file was rolled back to its old size)."""
 
+    def __str__(self) -> str:
+        return str(self.strerror)
+
 
 def default_path(root: Path) -> Path:
     return paths.ledger_path(root)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from mkdocs.config import config_options as c
@@ -25,8 +26,10 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
         loaded, errors = entries_mod.load_all(self.root)
         for e in errors:
-            if e.kind == "unreadable":   # skipped, and said (a warning: `--strict` then fails the build)
-                log.warning(f"skipping entry file {e}")
+            if e.kind == "unreadable":
+                # Skipped with a warning, not an abort: printed outside MkDocs' logger so that strict mode (on in
+                # mkdocs.yml) does not turn it into a failed build; `errbook validate` reports it as a finding.
+                print(f"WARNING -  errbook: skipping entry file {e} (errbook validate reports it)", file=sys.stderr)
         problems = [str(e) for e in errors if e.kind != "unreadable"]
         for e in loaded:
             problems += [str(f) for f in validate.schema_findings(e)]

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -59,6 +60,7 @@ except Exception as e:
     sys.exit(4)
 """
 OUTPUT_TAIL = 64 * 1024   # bytes of the child's output kept for the record's reason
+_STOP = threading.Event()  # set on Ctrl-C: every running runbook is killed with its kernel
 
 
 def git_commit(root: Path) -> str:
@@ -100,16 +102,19 @@ def _execute(cmd: list[str], env: dict, timeout: float, log_path: Path) -> tuple
     with open(log_path, "w+b") as log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=dict(env, **{proctree.TAG: tag}), start_new_session=True)
+        deadline = time.monotonic() + timeout
+        rc = None
         try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            rc = None
-        except BaseException:     # Ctrl-C: leave nothing behind
+            while rc is None and time.monotonic() < deadline and not _STOP.is_set():
+                try:
+                    rc = proc.wait(timeout=max(0.01, min(0.5, deadline - time.monotonic())))
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:                  # in every case, Ctrl-C included: leave nothing behind
             proctree.reap(proc.pid, tag)
             proc.wait()
-            raise
-        proctree.reap(proc.pid, tag)
-        proc.wait()
+        if _STOP.is_set() and rc is None:
+            raise KeyboardInterrupt
         log.seek(max(0, log.seek(0, os.SEEK_END) - OUTPUT_TAIL))
         return rc, log.read().decode("utf-8", errors="replace")
 
@@ -186,16 +191,10 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
 
 def select(root: Path, ids: list[str], klass: str | None, all_: bool) -> list[entries.Entry]:
     from . import validate
-    loaded, errors = entries.load_all(root)
-    for err in errors:
-        print(f"errbook run: skipping unreadable {err}", file=sys.stderr)
-    pool = []
-    for e in entries.active(loaded):
-        bad = validate.schema_findings(e)
-        if bad:
-            print(f"errbook run: skipping invalid {bad[0]} (run errbook validate)", file=sys.stderr)
-        else:
-            pool.append(e)
+    usable, warnings = validate.usable_entries(root)
+    for w in warnings:
+        print(f"errbook run: {w} (run errbook validate)", file=sys.stderr)
+    pool = list(entries.active(usable))
     if all_:
         return pool
     if klass:
@@ -233,7 +232,8 @@ def main(args, root: Path) -> int:
     if not args.no_progress and not args.json:
         from tqdm import tqdm
         bar = tqdm(total=len(chosen), unit="runbook", file=sys.stderr)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+    ex = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
         futs = {ex.submit(run_one, e, root, args.tier, args.timeout, out_dir): e for e in chosen}
         for f in as_completed(futs):
             rec = f.result()
@@ -248,6 +248,11 @@ def main(args, root: Path) -> int:
                 bar.update(1)
                 bar.write(f"{rec['entry']}: {rec['outcome']}  " +
                           " ".join(f"{t}={v['outcome']}" for t, v in rec["tiers"].items()) + f"  ({rec['seconds']}s)")
+    except KeyboardInterrupt:
+        _STOP.set()               # the workers kill their runbooks; records already made are in the ledger
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
     if bar:
         bar.close()
     records.sort(key=lambda r: r["entry"])

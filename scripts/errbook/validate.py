@@ -231,6 +231,21 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
     return out
 
 
+def usable_entries(root: Path) -> tuple[list[entries_mod.Entry], list[str]]:
+    """Entries every reader can rely on (loaded and schema-valid), and a warning for each file left out.
+    For readers other than validate: run, the site, triage. Ids are not deduplicated here."""
+    loaded, errors = entries_mod.load_all(root)
+    warnings = [f"skipping {err.kind} {err}" for err in errors]
+    usable = []
+    for e in loaded:
+        bad = schema_findings(e)
+        if bad:
+            warnings.append(f"skipping invalid {bad[0]}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+        else:
+            usable.append(e)
+    return usable, warnings
+
+
 def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
