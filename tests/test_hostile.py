@@ -545,7 +545,8 @@ def test_ctrl_c_ends_the_run_and_everything_it_started(tmp_path):
 
 
 def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
-    nbs = {"RMN-0002": "bigout", "RMN-0003": "killkernel", "RMN-0004": "killrunner", "RMN-0005": "exitkernel"}
+    nbs = {"RMN-0002": "bigout", "RMN-0003": "killkernel", "RMN-0004": "killrunner", "RMN-0005": "exitkernel",
+           "RMN-0006": "badresult"}
     root = _quick_root(tmp_path, {eid: HOSTILE / "notebooks" / f"{n}.ipynb" for eid, n in nbs.items()})
     try:
         r = errbook(root, "run", *nbs, "--tier", "static", "--timeout", "200", "--json", "--jobs", "2",
@@ -560,7 +561,8 @@ def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
     assert got == {"bigout": ("passed", ""),
                    "killkernel": ("crashed", "kernel killed by SIGKILL"),
                    "killrunner": ("crashed", "runner killed by SIGKILL"),
-                   "exitkernel": ("crashed", "kernel exited with status 3")}, got
+                   "exitkernel": ("crashed", "kernel exited with status 3"),
+                   "badresult": ("error", "the runbook recorded no valid result (did it call rb.finish()?)")}, got
     assert recs["RMN-0002"]["tiers"]["static"]["outcome"] == "passed"
     nb = root / recs["RMN-0002"]["notebook"]
     assert nb.stat().st_size < 1 << 20, nb.stat().st_size
@@ -572,3 +574,37 @@ def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
     assert problems == [] and sorted(x["entry"] for x in saved) == sorted(nbs)
     assert left == [], f"processes outlived the run: {left}"
     assert r.returncode == 1, out
+
+
+def test_wrong_types_anywhere_give_findings_not_crashes(mini_root):
+    """Every field of a real entry, down to the first item of each list, replaced by values of the wrong type:
+    validate reports findings and never raises (before: 36 of 840 such entries crashed it)."""
+    from errbook import validate
+    base = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    bad_values = [5, "x", [5], [[5]], {"a": 5}, None, True, [{}], [["RMN-0001"]]]
+
+    def field_paths(d, pre=()):
+        if pre:
+            yield pre
+        if isinstance(d, dict):
+            for k, v in d.items():
+                yield from field_paths(v, pre + (k,))
+        elif isinstance(d, list) and d:
+            yield from field_paths(d[0], pre + (0,))
+
+    target = mini_root / "errata" / "compile" / "RMN-0001.yaml"
+    crashes, n = [], 0
+    for fp in list(field_paths(base)):
+        for bad in bad_values:
+            d = json.loads(json.dumps(base))
+            x = d
+            for k in fp[:-1]:
+                x = x[k]
+            x[fp[-1]] = bad
+            target.write_text(yaml.safe_dump(d, allow_unicode=True), encoding="utf-8")
+            n += 1
+            try:
+                validate.validate(mini_root)
+            except Exception as ex:   # noqa: BLE001 - any exception is the failure under test
+                crashes.append((fp, bad, f"{type(ex).__name__}: {ex}"[:120]))
+    assert n > 400 and crashes == [], crashes[:10]

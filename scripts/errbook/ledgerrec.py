@@ -35,7 +35,7 @@ def _match(v, rx: re.Pattern, what: str) -> str | None:
     return None if rx.fullmatch(v) else f"must be {what}"
 
 
-def _tier(name, v) -> list[tuple[str, str]]:
+def tier_problems(name, v) -> list[tuple[str, str]]:
     where = f"tiers.{name}" if isinstance(name, str) and len(name) < 20 and name.isidentifier() else "tiers"
     if name not in TIERS:
         return [(where, f"unknown tier (tiers are {', '.join(TIERS)})")]
@@ -50,6 +50,14 @@ def _tier(name, v) -> list[tuple[str, str]]:
     if "reason" in v and (why := _text(v["reason"])):
         out.append((f"{where}.reason", why))
     return out
+
+
+def fingerprint_problem(fp) -> str | None:
+    if not isinstance(fp, dict):
+        return f"must be a mapping, not {type(fp).__name__}"
+    if len(fp) > 50 or any(v is not None and (not isinstance(v, str) or len(v) > 200) for v in fp.values()):
+        return "values must be short strings (or null)"
+    return None
 
 
 def problems(rec) -> list[tuple[str, str]]:
@@ -74,14 +82,8 @@ def problems(rec) -> list[tuple[str, str]]:
         out.append(("tiers", f"must be a mapping of tier to result, not {type(tiers).__name__}"))
     else:
         for name, v in tiers.items():
-            out += _tier(name, v)
-    fp = rec["fingerprint"]
-    if not isinstance(fp, dict):
-        out.append(("fingerprint", f"must be a mapping, not {type(fp).__name__}"))
-    else:
-        bad = [k for k, v in fp.items() if v is not None and (not isinstance(v, str) or len(v) > 200)]
-        if bad or len(fp) > 50:
-            out.append(("fingerprint", "values must be short strings (or null)"))
+            out += tier_problems(name, v)
+    check("fingerprint", fingerprint_problem(rec["fingerprint"]))
     d = rec["date"]
     why = _match(d, DATE_RE, "a UTC time YYYY-MM-DDTHH:MM:SSZ")
     if not why:

@@ -19,7 +19,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from . import entries, ledger, nbcap, paths, platform, proctree
+from . import entries, ledger, ledgerrec, nbcap, paths, platform, proctree
 
 # Run in a child process so a hang or a dead kernel cannot take the runner (and the other results) down.
 # The child remembers the kernel's process so a dead kernel is reported by its signal or exit status.
@@ -119,6 +119,23 @@ def _execute(cmd: list[str], env: dict, timeout: float, log_path: Path) -> tuple
         return rc, log.read().decode("utf-8", errors="replace")
 
 
+def _read_result(path: Path) -> dict | None:
+    """The result the runbook wrote (rb.finish), or None when there is none or it is malformed."""
+    try:
+        if not path.is_file() or path.stat().st_size > (16 << 20):
+            return None
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(result, dict) or not isinstance(result.get("tiers"), dict):
+        return None
+    if any(ledgerrec.tier_problems(k, v) for k, v in result["tiers"].items()):
+        return None
+    if ledgerrec.fingerprint_problem(result.get("fingerprint", {})):
+        return None
+    return result
+
+
 def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: Path) -> dict:
     ver = e["verification"]
     nb_in = root / ver["runbook"]
@@ -135,10 +152,7 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
         cmd = [sys.executable, "-c", _CHILD, str(nb_in), str(nb_out), json.dumps(params), str(timeout), str(root)]
         rc, out = _execute(cmd, env, timeout, Path(tmp) / "child.log")
         secs = round(time.time() - t0, 2)
-        try:
-            result = json.loads(result_path.read_text()) if result_path.is_file() else None
-        except (OSError, ValueError):
-            result = None
+        result = _read_result(result_path)
     if nb_out.is_file():
         try:
             nbcap.cap_notebook(nb_out)
@@ -161,7 +175,7 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     elif result and any(v["outcome"] in ("failed", "error") for v in result["tiers"].values()):
         outcome, why = "failed", info.get("evalue", "")
     elif rc == 0:
-        outcome, why = "error", "the runbook did not call rb.finish(), so it recorded no result"
+        outcome, why = "error", "the runbook recorded no valid result (did it call rb.finish()?)"
     else:
         outcome, why = "error", (info.get("ename", "") + ": " + info.get("evalue", "")).strip(": ") or out[-2000:]
     if result is None:

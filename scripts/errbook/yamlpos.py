@@ -105,15 +105,19 @@ def _walk(node: yaml.Node, path: tuple, lines: dict, visited: set) -> None:
                         node.start_mark.column + 1)
 
 
-def _bad_scalar_line(loader, root: yaml.Node) -> int:
+def _bad_scalar_line(root: yaml.Node) -> int:
+    """Line of the first scalar that cannot be constructed (only called after construction failed)."""
     stack = [root]
     while stack:
         n = stack.pop()
         if isinstance(n, yaml.ScalarNode):
+            fresh = _Loader("")
             try:
-                loader.construct_object(n, deep=True)
+                fresh.construct_object(n, deep=True)
             except Exception:
                 return n.start_mark.line + 1
+            finally:
+                fresh.dispose()
         elif isinstance(n, yaml.MappingNode):
             stack += [v for _, v in reversed(n.value)]
         else:
@@ -133,7 +137,7 @@ def load(text: str) -> Located:
         try:
             data = loader.construct_document(node)
         except (ValueError, TypeError, OverflowError) as e:   # e.g. `!!int abc`: name the value's line
-            raise YamlError(f"YAML value cannot be read: {str(e)[:200]}", _bad_scalar_line(loader, node)) from None
+            raise YamlError(f"YAML value cannot be read: {str(e)[:200]}", _bad_scalar_line(node)) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else 1
