@@ -1,6 +1,10 @@
 """errbook run: outcomes of good, failing, raising, hanging and crashing runbooks; the ledger; every real runbook."""
 import json
 import multiprocessing
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,12 +56,17 @@ def test_outcomes_are_recorded_and_do_not_hide_each_other(run_root, tmp_path):
     assert (tmp_path / "nb" / "RMN-0006--cpu.ipynb").is_file()
 
 
+def record(entry: str = "RMN-0001", **kw) -> dict:
+    """A valid ledger record."""
+    return dict({"entry": entry, "runbook": f"runbooks/compile/{entry}.ipynb", "outcome": "passed",
+                 "tiers": {"static": {"outcome": "passed"}}, "fingerprint": {"platform": "cpu"},
+                 "date": "2026-01-01T00:00:00Z", "commit": "abc1234"}, **kw)
+
+
 def _append_many(args):
     path, worker = args
     for i in range(50):
-        ledger.append(Path(path), {"entry": f"RMN-{worker:04d}", "runbook": "x", "outcome": "passed", "tiers": {},
-                                   "fingerprint": {"platform": "cpu"}, "date": "2026-01-01T00:00:00Z",
-                                   "commit": "c", "pad": "x" * (1000 * (i % 7))})
+        ledger.append(Path(path), record(f"RMN-{worker:04d}", pad="x" * (1000 * (i % 7))))
 
 
 def test_concurrent_appends_never_interleave(tmp_path):
@@ -70,14 +79,30 @@ def test_concurrent_appends_never_interleave(tmp_path):
 
 def test_corrupt_line_is_reported_not_dropped(tmp_path):
     p = tmp_path / "ledger.jsonl"
-    good = {"entry": "RMN-0001", "runbook": "x", "outcome": "passed", "tiers": {}, "fingerprint": {},
-            "date": "d", "commit": "c"}
+    good = record()
     p.write_text(json.dumps(good) + "\n{\"entry\": \"RMN-0002\", \"outc")   # a writer killed mid-line
     ledger.append(p, good)
     recs, problems = ledger.read(p)
     assert len(recs) == 2 and len(problems) == 1 and problems[0].startswith("ledger.jsonl:2: corrupt record")
     r = errbook("ledger", root=REPO)   # the real ledger reads cleanly
     assert r.returncode == 0, r.stderr
+
+
+def test_unknown_need_is_an_error_not_available():
+    from errbook.runbook import Runbook
+    rb = Runbook("RMN-0001", tiers="static")
+    with pytest.raises(ValueError, match="unknown need 'triton'"):
+        @rb.check("static", "a misspelt need", needs="triton")
+        def _():
+            pass
+    assert rb.skip_reason("static", "triton-amd") == platform.needs_available(rb.platform)["triton-amd"]
+
+
+def _tier_ok(tier: dict, missing: set[str]) -> bool:
+    """A tier ran here: passed, or skipped only because a tool a check declared in `needs` is missing."""
+    if tier["outcome"] == "passed":
+        return True
+    return tier["outcome"] == "skipped" and any(tier.get("reason", "").endswith(why) for why in missing)
 
 
 def test_every_real_runbook_passes_its_available_tiers(tmp_path):
@@ -88,8 +113,40 @@ def test_every_real_runbook_passes_its_available_tiers(tmp_path):
     bad = {x["entry"]: (x["outcome"], x.get("reason", "")[:300]) for x in recs if x["outcome"] != "passed"}
     assert not bad, bad
     assert r.returncode == 0
-    have_toolchain = platform.detect()["tiers"]["toolchain"] is None
+    info = platform.detect()
+    missing = {why for why in platform.needs_available(info).values() if why}
     for x in recs:
         assert x["tiers"].get("static", {}).get("outcome") in ("passed", None)
-        if have_toolchain and "toolchain" in x["tiers"]:
-            assert x["tiers"]["toolchain"]["outcome"] == "passed", x["entry"]
+        if info["tiers"]["toolchain"] is None and "toolchain" in x["tiers"]:
+            assert _tier_ok(x["tiers"]["toolchain"], missing), (x["entry"], x["tiers"]["toolchain"])
+
+
+TRITON_USE = re.compile(r"^\s*(?:import triton|from triton)|triton_amdgcn\(", re.M)
+
+
+def test_triton_checks_declare_their_need(tmp_path):
+    """hipcc installed, Triton not (hidden here by a `triton` package that fails to import): every runbook that
+    uses Triton still passes, its Triton checks skipped for the declared need "triton-amd", never failed."""
+    if platform.needs_available(platform.detect())["hipcc"]:
+        pytest.skip("needs hipcc (the case is: hipcc installed, Triton not)")
+    ids = sorted(p.stem for p in REPO.glob("runbooks/*/RMN-*.ipynb")
+                 if TRITON_USE.search("\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"]
+                                                if c["cell_type"] == "code")))
+    assert len(ids) >= 4, ids
+    hide = tmp_path / "hide" / "triton"
+    hide.mkdir(parents=True)
+    (hide / "__init__.py").write_text('raise ImportError("Triton is hidden by the test")\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(hide.parent), os.environ.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "errbook.cli", "--root", str(REPO), "run", *ids, "--tier", "static,toolchain",
+           "--jobs", "2", "--timeout", "300", "--no-ledger", "--out", str(tmp_path / "nb"), "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1500)
+    recs = json.loads(r.stdout)["records"]
+    triton_missing = "Triton with its AMD backend is not installed"
+    assert all(x["fingerprint"].get("triton") is None for x in recs)          # it really was hidden
+    bad = {x["entry"]: (x["outcome"], x.get("reason", "")[:300]) for x in recs if x["outcome"] != "passed"}
+    assert not bad, bad
+    for x in recs:
+        if "toolchain" in x["tiers"]:
+            assert _tier_ok(x["tiers"]["toolchain"], {triton_missing}), (x["entry"], x["tiers"]["toolchain"])
+    printed = "".join(p.read_text() for p in (tmp_path / "nb").glob("*.ipynb"))
+    assert re.search(r"\[skipped\] toolchain: [^\n]* — " + triton_missing, printed)   # the case was exercised

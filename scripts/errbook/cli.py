@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -239,14 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-import", action="store_true", help="do not import torch (no device facts from PyTorch)")
     s.set_defaults(fn=cmd_doctor)
 
-    s = sub.add_parser("run", help="execute runbooks with papermill and record the outcome in the ledger")
+    s = sub.add_parser("run", help="execute runbooks with papermill and record the outcome in the ledger",
+                       description="Exit status: 0 all passed, 1 any failed, 2 usage error or a record the "
+                                   "ledger could not take (those records are printed on stderr as JSON lines).")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("entries", nargs="*", default=[], help="entry ids (RMN-0001 ...)")
     g.add_argument("--class", dest="klass", choices=["compile", "runtime", "performance"], help="every entry of a class")
     g.add_argument("--all", action="store_true", help="every entry")
     s.add_argument("--tier", default="static,toolchain,gpu,rocm", help="comma-separated tiers to attempt")
     s.add_argument("--jobs", "-j", type=int, default=2, help="runbooks executed in parallel")
-    s.add_argument("--timeout", type=float, default=600, help="seconds per runbook before it is recorded as a timeout")
+    s.add_argument("--timeout", type=float, default=600,
+                   help="seconds for the whole runbook (all cells); past it the runbook, its kernel and every "
+                        "process it started are killed and the run is recorded as a timeout")
     s.add_argument("--ledger", help="ledger file to append to (default runbooks/ledger.jsonl)")
     s.add_argument("--no-ledger", action="store_true", help="do not append to any ledger")
     s.add_argument("--out", help="folder for executed notebooks (default docs/verification/runs)")
@@ -310,9 +315,11 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return EXIT_USAGE if e.code not in (0, None) else EXIT_OK
+    if hasattr(signal, "SIGXFSZ"):   # past a file-size limit, write() then fails with EFBIG instead of killing us
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         return args.fn(args)
-    except FileNotFoundError as e:
+    except OSError as e:   # a missing or unreadable file, a full disk: a message, not a traceback
         print(f"errbook: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -1,62 +1,119 @@
 """The verification ledger: one JSON record per runbook run, appended to a JSONL file committed in the repo.
 
 Appends are whole lines written with O_APPEND under an exclusive flock, so concurrent runs never interleave.
-Reading reports a corrupt line with its number instead of dropping it silently.
+A write that fails part-way (disk full, file-size limit) is rolled back to the old size under the same lock
+and raises LedgerWriteError: the file holds the whole line or nothing. Reading checks every record with
+ledgerrec.problems and reports a corrupt or invalid line with its number instead of using or dropping it.
 """
 from __future__ import annotations
 
 import fcntl
 import json
 import os
+import signal
+import threading
 from pathlib import Path
 
-from . import paths
+from . import ledgerrec, paths
 
-REQUIRED = ("entry", "runbook", "outcome", "tiers", "fingerprint", "date", "commit")
+REQUIRED = ledgerrec.REQUIRED
+MAX_LINE = 1 << 20     # a record is a few hundred bytes; a longer line is reported, never held in memory
+
+
+class LedgerWriteError(OSError):
+    """The record was not written (the file was rolled back to its old size)."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def default_path(root: Path) -> Path:
     return paths.ledger_path(root)
 
 
+def _ignore_sigxfsz() -> None:
+    # Past RLIMIT_FSIZE the kernel sends SIGXFSZ, which kills by default; ignored, write() fails with EFBIG.
+    # (CPython already ignores it at start-up; an embedding host may not.)
+    if hasattr(signal, "SIGXFSZ") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def append(path: Path, record: dict) -> None:
-    missing = [k for k in REQUIRED if k not in record]
-    if missing:
-        raise ValueError(f"ledger record lacks {missing}")
+    bad = ledgerrec.problems(record)
+    if bad:
+        raise ValueError("invalid ledger record: " + "; ".join(f"{f or 'record'}: {m}" for f, m in bad))
     line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    _ignore_sigxfsz()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise LedgerWriteError(e.errno, f"cannot open the ledger {path}: {e.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        # A previous writer killed mid-line would leave no newline: start ours on a fresh line.
         size = os.fstat(fd).st_size
         if size:
-            with open(path, "rb") as f:
-                f.seek(size - 1)
-                if f.read(1) != b"\n":
-                    line = b"\n" + line
-        os.write(fd, line)
-        os.fsync(fd)
+            # A previous writer killed mid-line would leave no newline: start ours on a fresh line.
+            if os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line
+        try:
+            view = memoryview(line)
+            while view:                      # write() may write part of the line (a limit, a full disk)
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as e:
+            try:
+                os.ftruncate(fd, size)
+                undone = "the ledger is unchanged"
+            except OSError as e2:
+                undone = f"rolling back failed too ({e2.strerror}): check its last line"
+            raise LedgerWriteError(e.errno, f"could not append to {path}: {e.strerror}; {undone}") from None
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
+def _lines(f):
+    """(line number, text) of each line, a line longer than MAX_LINE as None without reading it whole."""
+    n = 0
+    while True:
+        raw = f.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        n += 1
+        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+            while (rest := f.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass
+            yield n, None
+        else:
+            yield n, raw
+
+
 def read(path: Path) -> tuple[list[dict], list[str]]:
+    """(valid records in file order, problems as 'ledger.jsonl:N: ...')."""
     records, problems = [], []
     if not path.is_file():
         return records, problems
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, raw in enumerate(f, 1):
-            if not raw.strip():
+    with open(path, "rb") as f:
+        for n, raw in _lines(f):
+            where = f"{path.name}:{n}"
+            if raw is None:
+                problems.append(f"{where}: record longer than {MAX_LINE} bytes")
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            if not text.strip():
                 continue
             try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as e:
-                problems.append(f"{path.name}:{n}: corrupt record ({e.msg})")
+                rec = json.loads(text)
+            except RecursionError:
+                problems.append(f"{where}: corrupt record (nested too deeply)")
                 continue
-            if not isinstance(rec, dict) or any(k not in rec for k in REQUIRED):
-                problems.append(f"{path.name}:{n}: record lacks required fields {list(REQUIRED)}")
+            except ValueError as e:   # JSONDecodeError, or an integer too long to convert
+                problems.append(f"{where}: corrupt record ({getattr(e, 'msg', None) or str(e)[:80]})")
+                continue
+            bad = ledgerrec.problems(rec)
+            if bad:
+                problems += [f"{where}: {field + ': ' if field else ''}{msg}" for field, msg in bad]
                 continue
             records.append(rec)
     return records, problems

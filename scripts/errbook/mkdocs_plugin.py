@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from mkdocs.config import config_options as c
@@ -24,9 +25,15 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
     def on_config(self, config):
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
         loaded, errors = entries_mod.load_all(self.root)
-        problems = [f"{e.rel}:{e.line}: {e.message}" for e in errors]
+        for e in errors:
+            if e.kind == "unreadable":
+                # Skipped with a warning, not an abort: printed outside MkDocs' logger so that strict mode (on in
+                # mkdocs.yml) does not turn it into a failed build; `errbook validate` reports it as a finding.
+                print(f"WARNING -  errbook: skipping entry file {e} (errbook validate reports it)", file=sys.stderr)
+        problems = [str(e) for e in errors if e.kind != "unreadable"]
         for e in loaded:
             problems += [str(f) for f in validate.schema_findings(e)]
+        problems += [str(f) for f in validate.duplicate_id_findings(loaded)]
         if problems:
             raise PluginError("invalid entries (run `errbook validate`):\n  " + "\n  ".join(problems[:50]))
         self.entries = [e for e in loaded if not e.withdrawn]

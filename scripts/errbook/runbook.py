@@ -11,7 +11,9 @@
     rb.finish()
 
 A check whose tier was not asked for, or whose tier or tool is missing here, is recorded as skipped with the
-reason; it never counts as passed. An AssertionError is 'failed'; any other exception is 'error'.
+reason; it never counts as passed. Every tool a check uses beyond its tier's own must be declared in `needs`
+(platform.needs_available lists them: a Triton check declares "triton-amd", since the toolchain tier is
+available with hipcc alone); an unknown need is an error, not a silent "available". An AssertionError is 'failed'; any other exception is 'error'.
 """
 from __future__ import annotations
 
@@ -74,7 +76,9 @@ class Runbook:
         if reason:
             return reason
         for n in ([needs] if isinstance(needs, str) else list(needs or ())):
-            if self.needs.get(n):
+            if n not in self.needs:   # a misspelt need must not count as available (it would run, then fail)
+                raise ValueError(f"unknown need {n!r}; needs are {sorted(self.needs)}")
+            if self.needs[n]:
                 return self.needs[n]
         return None
 

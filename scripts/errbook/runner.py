@@ -9,19 +9,42 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from . import entries, ledger, paths, platform
+from . import entries, ledger, ledgerrec, nbcap, paths, platform, proctree
 
 # Run in a child process so a hang or a dead kernel cannot take the runner (and the other results) down.
+# The child remembers the kernel's process so a dead kernel is reported by its signal or exit status.
 _CHILD = r"""
-import json, sys, papermill as pm
+import json, signal, sys
+import papermill as pm
+import jupyter_client.provisioning.local_provisioner as lp
 from papermill.exceptions import PapermillExecutionError
+kernels = []
+_launch = lp.launch_kernel
+def launch(*a, **k):
+    p = _launch(*a, **k)
+    kernels.append(p)
+    return p
+lp.launch_kernel = launch
+def kernel_end():
+    rc = kernels[-1].poll() if kernels else None
+    if rc is None:
+        return "kernel died"
+    if rc < 0:
+        try:
+            return "kernel killed by " + signal.Signals(-rc).name
+        except ValueError:
+            return f"kernel killed by signal {-rc}"
+    return f"kernel exited with status {rc}"
 nb_in, nb_out, params, cell_timeout = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), float(sys.argv[4])
 try:
     pm.execute_notebook(nb_in, nb_out, parameters=params, kernel_name="python3", progress_bar=False,
@@ -32,9 +55,12 @@ except PapermillExecutionError as e:
 except Exception as e:
     name = type(e).__name__
     kind = "crashed" if "DeadKernel" in name else ("timeout" if "Timeout" in name else "exception")
-    print(json.dumps({"papermill": kind, "ename": name, "evalue": str(e)[:2000]}))
+    evalue = kernel_end() if kind == "crashed" else str(e)[:2000]
+    print(json.dumps({"papermill": kind, "ename": name, "evalue": evalue}))
     sys.exit(4)
 """
+OUTPUT_TAIL = 64 * 1024   # bytes of the child's output kept for the record's reason
+_STOP = threading.Event()  # set on Ctrl-C: every running runbook is killed with its kernel
 
 
 def git_commit(root: Path) -> str:
@@ -62,6 +88,54 @@ def _last_json_line(text: str) -> dict:
     return {}
 
 
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return f"signal {n}"
+
+
+def _execute(cmd: list[str], env: dict, timeout: float, log_path: Path) -> tuple[int | None, str]:
+    """Run the papermill child with a deadline for the whole runbook. Afterwards (in every case) kill what is
+    left of the run: the kernel, and anything the runbook started. rc None means the deadline passed."""
+    tag = uuid.uuid4().hex
+    with open(log_path, "w+b") as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(env, **{proctree.TAG: tag}), start_new_session=True)
+        deadline = time.monotonic() + timeout
+        rc = None
+        try:
+            while rc is None and time.monotonic() < deadline and not _STOP.is_set():
+                try:
+                    rc = proc.wait(timeout=max(0.01, min(0.5, deadline - time.monotonic())))
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:                  # in every case, Ctrl-C included: leave nothing behind
+            proctree.reap(proc.pid, tag)
+            proc.wait()
+        if _STOP.is_set() and rc is None:
+            raise KeyboardInterrupt
+        log.seek(max(0, log.seek(0, os.SEEK_END) - OUTPUT_TAIL))
+        return rc, log.read().decode("utf-8", errors="replace")
+
+
+def _read_result(path: Path) -> dict | None:
+    """The result the runbook wrote (rb.finish), or None when there is none or it is malformed."""
+    try:
+        if not path.is_file() or path.stat().st_size > (16 << 20):
+            return None
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(result, dict) or not isinstance(result.get("tiers"), dict):
+        return None
+    if any(ledgerrec.tier_problems(k, v) for k, v in result["tiers"].items()):
+        return None
+    if ledgerrec.fingerprint_problem(result.get("fingerprint", {})):
+        return None
+    return result
+
+
 def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: Path) -> dict:
     ver = e["verification"]
     nb_in = root / ver["runbook"]
@@ -76,17 +150,19 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
         env = dict(os.environ, ERRBOOK_ROOT=str(root), PYTHONUNBUFFERED="1")
         t0 = time.time()
         cmd = [sys.executable, "-c", _CHILD, str(nb_in), str(nb_out), json.dumps(params), str(timeout), str(root)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 30, env=env,
-                                  start_new_session=True)
-            rc, out = proc.returncode, proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired as te:
-            rc, out = None, str(te.stdout or "")
+        rc, out = _execute(cmd, env, timeout, Path(tmp) / "child.log")
         secs = round(time.time() - t0, 2)
-        result = json.loads(result_path.read_text()) if result_path.is_file() else None
+        result = _read_result(result_path)
+    if nb_out.is_file():
+        try:
+            nbcap.cap_notebook(nb_out)
+        except (OSError, ValueError) as ex:
+            print(f"errbook run: could not cap the outputs of {nb_out}: {ex}", file=sys.stderr)
     info = _last_json_line(out) if rc not in (0, None) else {}
     if rc is None:
-        outcome, why = "timeout", f"runbook exceeded {timeout:.0f}s"
+        outcome, why = "timeout", f"the runbook exceeded {timeout:g}s in all; it and its kernel were killed"
+    elif rc < 0:
+        outcome, why = "crashed", f"runner killed by {_signal_name(-rc)}"
     elif info.get("papermill") == "timeout":
         outcome, why = "timeout", info.get("evalue", "")
     elif info.get("papermill") == "crashed":
@@ -99,7 +175,7 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     elif result and any(v["outcome"] in ("failed", "error") for v in result["tiers"].values()):
         outcome, why = "failed", info.get("evalue", "")
     elif rc == 0:
-        outcome, why = "error", "the runbook did not call rb.finish(), so it recorded no result"
+        outcome, why = "error", "the runbook recorded no valid result (did it call rb.finish()?)"
     else:
         outcome, why = "error", (info.get("ename", "") + ": " + info.get("evalue", "")).strip(": ") or out[-2000:]
     if result is None:
@@ -118,18 +194,21 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": git_commit(root),
         "seconds": secs,
-        "notebook": str(nb_out.relative_to(root)) if nb_out.is_relative_to(root) else str(nb_out),
     }
+    # The ledger names a notebook only where the site publishes it (docs/verification/runs/).
+    if nb_out.resolve().is_relative_to(paths.executed_dir(root).resolve()):
+        rec["notebook"] = str(nb_out.resolve().relative_to(root.resolve()))
     if why:
         rec["reason"] = why[-1500:]
     return rec
 
 
 def select(root: Path, ids: list[str], klass: str | None, all_: bool) -> list[entries.Entry]:
-    loaded, errors = entries.load_all(root)
-    for err in errors:
-        print(f"errbook run: skipping unreadable {err.rel}:{err.line}: {err.message}", file=sys.stderr)
-    pool = [e for e in entries.active(loaded)]
+    from . import validate
+    usable, warnings = validate.usable_entries(root)
+    for w in warnings:
+        print(f"errbook run: {w} (run errbook validate)", file=sys.stderr)
+    pool = list(entries.active(usable))
     if all_:
         return pool
     if klass:
@@ -137,42 +216,63 @@ def select(root: Path, ids: list[str], klass: str | None, all_: bool) -> list[en
     by_id = {e.id: e for e in pool}
     missing = [i for i in ids if i not in by_id]
     if missing:
-        raise FileNotFoundError(f"no entries {missing}")
+        raise FileNotFoundError(f"no valid entries {missing}")
     return [by_id[i] for i in ids]
 
 
+def _report_unsaved(unsaved: list[dict], lpath: Path, errors: list[str]) -> None:
+    """Records the ledger could not take, as JSON lines on stderr: nothing is lost."""
+    print(f"errbook run: {len(unsaved)} record(s) could not be saved to {lpath}: {errors[0]}", file=sys.stderr)
+    print("errbook run: append these lines to the ledger once the problem is fixed:", file=sys.stderr)
+    for rec in unsaved:
+        print(json.dumps(rec, ensure_ascii=False, sort_keys=True), file=sys.stderr)
+    sys.stderr.flush()
+
+
 def main(args, root: Path) -> int:
-    chosen = select(root, args.entries, args.klass, args.all)
     try:
         from .runbook import _parse_tiers
         _parse_tiers(args.tier)
     except ValueError as e:
         print(f"errbook run: {e}", file=sys.stderr)
         return 2
+    chosen = select(root, args.entries, args.klass, args.all)
     out_dir = Path(args.out) if args.out else paths.executed_dir(root)
     lpath = None if args.no_ledger else (Path(args.ledger) if args.ledger else ledger.default_path(root))
-    records = []
+    records: list[dict] = []
+    unsaved: list[dict] = []
+    save_errors: list[str] = []
     bar = None
     if not args.no_progress and not args.json:
         from tqdm import tqdm
         bar = tqdm(total=len(chosen), unit="runbook", file=sys.stderr)
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+    ex = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
         futs = {ex.submit(run_one, e, root, args.tier, args.timeout, out_dir): e for e in chosen}
         for f in as_completed(futs):
             rec = f.result()
             records.append(rec)
             if lpath:
-                ledger.append(lpath, rec)
+                try:
+                    ledger.append(lpath, rec)
+                except (OSError, ValueError) as err:   # LedgerWriteError (rolled back) or an invalid record
+                    unsaved.append(rec)
+                    save_errors.append(str(err))
             if bar:
                 bar.update(1)
                 bar.write(f"{rec['entry']}: {rec['outcome']}  " +
                           " ".join(f"{t}={v['outcome']}" for t, v in rec["tiers"].items()) + f"  ({rec['seconds']}s)")
+    except KeyboardInterrupt:
+        _STOP.set()               # the workers kill their runbooks; records already made are in the ledger
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
     if bar:
         bar.close()
     records.sort(key=lambda r: r["entry"])
     bad = [r for r in records if r["outcome"] in ("failed", "error", "crashed", "timeout")]
     if args.json:
-        print(json.dumps({"records": records}, indent=1))
+        print(json.dumps({"records": records, "unsaved": len(unsaved)}, indent=1))
     else:
         counts: dict[str, int] = {}
         for r in records:
@@ -180,4 +280,10 @@ def main(args, root: Path) -> int:
         print("runbooks: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
         for r in bad:
             print(f"  {r['entry']} {r['outcome']}: {r.get('reason', '')[:300]}")
+        if unsaved:
+            print(f"ledger: {len(unsaved)} of {len(records)} record(s) NOT saved (they are on stderr)")
+    sys.stdout.flush()
+    if unsaved:
+        _report_unsaved(unsaved, lpath, save_errors)
+        return 2
     return 1 if bad else 0

@@ -66,7 +66,10 @@ def fence(code: str, lang: str = "text", indent: str = "") -> str:
 
 
 def url(u: str) -> str:
-    return str(u).replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+    for ch, code in (("(", "%28"), (")", "%29"), (" ", "%20"), ('"', "%22"), ("'", "%27"), ("<", "%3C"),
+                     (">", "%3E"), ("`", "%60")):
+        u = str(u).replace(ch, code)
+    return u
 
 
 def link(title: str, u: str) -> str:
@@ -114,7 +117,7 @@ def status_line(e, records_by_platform: dict) -> str:
         if passed:
             parts.append(f"{ts['tier']} {MARK['passed']} " + ", ".join(sorted({inline(r['platform']) for r in passed})))
         elif bad:
-            parts.append(f"{ts['tier']} {MARK['failed']} {bad[0]['outcome']} on {inline(bad[0]['platform'])}")
+            parts.append(f"{ts['tier']} {MARK['failed']} {inline(bad[0]['outcome'])} on {inline(bad[0]['platform'])}")
         else:
             parts.append(f"{ts['tier']}: not yet verified")
     return " · ".join(parts)
@@ -210,8 +213,8 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
             nb = r["notebook"]
             nb_md = link("open", "../" + nb[len("docs/"):]) if nb.startswith("docs/") and nb.endswith(".ipynb") and r["has_nb"] else ""
             reason = f" — {inline(r['reason'][:160])}" if r["outcome"] != "passed" and r["reason"] else ""
-            md.append(f"| {ts['tier']} | {inline(r['platform'])} | {MARK.get(r['outcome'], '')} {r['outcome']}{reason} "
-                      f"| {r['date']} | `{r['commit']}` | {nb_md} |")
+            md.append(f"| {ts['tier']} | {inline(r['platform'])} | {MARK.get(r['outcome'], '')} {inline(r['outcome'])}{reason} "
+                      f"| {inline(r['date'])} | {_code_span(r['commit'])} | {nb_md} |")
     if not any(r["fingerprint"].get("platform") == "rocm" for ts in tier_status(e, records_by_platform) for r in ts["rows"]):
         md.append("\n!!! warning \"Not yet verified on AMD hardware\"\n    No run of this runbook on a ROCm GPU is "
                   "recorded. Checks of the rocm tier were skipped, not passed.\n")
@@ -344,9 +347,9 @@ def matrix_page(entries: list, latest: dict, problems: list[str]) -> str:
             if not rec:
                 cells.append("—")
                 continue
-            cells.append(" ".join(f"{t} {MARK.get(v['outcome'], v['outcome'])}" for t, v in
+            cells.append(" ".join(f"{inline(t)} {MARK.get(v['outcome']) or inline(v['outcome'])}" for t, v in
                                   sorted(rec["tiers"].items(), key=lambda kv: TIER_ORDER.index(kv[0]) if kv[0] in TIER_ORDER else 9))
-                         + f"<br>{rec['date'][:10]}")
+                         + f"<br>{inline(rec['date'][:10])}")
         md.append(f"| [{e.id}](../{entry_uri(e.id)}) | " + " | ".join(cells) + " |")
     return "\n".join(md) + "\n"
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -12,6 +13,8 @@ from . import entries as entries_mod
 from . import checks, matcher, paths, regexsubset, variants
 
 PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
+RUNBOOK_RE = re.compile(r"runbooks/(compile|runtime|performance)/RMN-[0-9]{4}\.ipynb")   # as in the schema
+MAX_RUNBOOK_BYTES = 16 << 20   # the TODO check reads no more of a runbook than this
 
 
 @dataclass
@@ -93,16 +96,18 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
     """Patterns compile in the portable subset; examples match; counter-examples do not.
     broken: indexes of signatures that already failed the schema (their examples are not tried)."""
     out = []
-    sigs = e.get("signatures") or []
+    sigs = _list(e.get("signatures"))
     seen_ids: set[str] = set()
     for i, sig in enumerate(sigs):
         if not isinstance(sig, dict):
             continue
         base = ("signatures", i)
         sid = sig.get("id")
-        if sid in seen_ids:
-            out.append(Finding(e.rel, e.line_of(base + ("id",)), field_name(base + ("id",)), f"duplicate signature id '{sid}'"))
-        seen_ids.add(sid)
+        if isinstance(sid, str):   # else the schema finding names it
+            if sid in seen_ids:
+                out.append(Finding(e.rel, e.line_of(base + ("id",)), field_name(base + ("id",)),
+                                   f"duplicate signature id '{sid}'"))
+            seen_ids.add(sid)
         steps_key = "sequence" if "sequence" in sig else "pattern"
         steps = sig.get(steps_key)
         steps = steps if isinstance(steps, list) else [steps]
@@ -120,10 +125,10 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
                 bad = True
         if bad or i in broken:
             continue
-        m = matcher.Matcher([matcher.build_signature(e.id, sig)])
+        m = matcher.Matcher([matcher.build_signature(e.id if isinstance(e.id, str) else "RMN-0000", sig)])
         keeps = sig.get("keeps") if isinstance(sig.get("keeps"), list) else []
         for key, must in (("examples", True), ("counter_examples", False)):
-            for j, ex in enumerate(sig.get(key) or []):
+            for j, ex in enumerate(_list(sig.get(key))):
                 if not isinstance(ex, dict) or not isinstance(ex.get("text"), str):
                     continue
                 hit = bool(m.match_text(ex["text"]))
@@ -141,6 +146,19 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
     return out
 
 
+def _list(v) -> list:
+    """A field that should be a list: itself when it is one, else [] (the schema finding names the problem)."""
+    return v if isinstance(v, list) else []
+
+
+def _runbook_path(e: entries_mod.Entry) -> str | None:
+    """verification.runbook when it has the schema's form (runbooks/<class>/RMN-NNNN.ipynb), else None:
+    a path that could leave the checkout is never opened."""
+    ver = e.get("verification")
+    rb = ver.get("runbook") if isinstance(ver, dict) else None
+    return rb if isinstance(rb, str) and RUNBOOK_RE.fullmatch(rb) else None
+
+
 def _todo_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
     """Scaffolded text left unfinished: an entry (or its runbook) still saying TODO is not done."""
     out: list[Finding] = []
@@ -155,28 +173,45 @@ def _todo_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
         elif isinstance(v, str) and "TODO" in v:
             out.append(Finding(e.rel, e.line_of(path), field_name(path), "unfinished: still contains TODO"))
     walk(e.data, ())
-    rb = (e.get("verification") or {}).get("runbook") if isinstance(e.get("verification"), dict) else None
-    if isinstance(rb, str) and (root / rb).is_file() and "TODO" in (root / rb).read_text(encoding="utf-8", errors="replace"):
-        out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
-                           f"unfinished: {rb} still contains TODO"))
+    rb = _runbook_path(e)
+    if rb and (root / rb).is_file():
+        try:
+            with open(root / rb, "rb") as f:
+                todo = b"TODO" in f.read(MAX_RUNBOOK_BYTES)
+        except OSError as ex:
+            out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
+                               f"cannot read {rb}: {ex.strerror or ex}"))
+            todo = False
+        if todo:
+            out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
+                               f"unfinished: {rb} still contains TODO"))
     return out
 
 
-def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Finding]:
+def _hashable_str(v) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def duplicate_id_findings(all_entries: list[entries_mod.Entry]) -> list[Finding]:
+    """An id or alias used by two entries (the site would silently keep one page)."""
     out: list[Finding] = []
     owner: dict[str, entries_mod.Entry] = {}
     for e in all_entries:
-        names = [("id", e.get("id"))] + [(("aliases", i), a) for i, a in enumerate(e.get("aliases") or [])]
-        for fp, name in names:
+        names = [(("id",), e.get("id"))] + [(("aliases", i), a) for i, a in enumerate(_list(e.get("aliases")))]
+        for fpath, name in names:
             if not isinstance(name, str):
                 continue
-            fpath = fp if isinstance(fp, tuple) else (fp,)
             if name in owner and owner[name] is not e:
                 out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath),
                                    f"'{name}' is already used by {owner[name].rel}"))
             else:
                 owner[name] = e
-    ids = {e.get("id") for e in all_entries}
+    return out
+
+
+def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Finding]:
+    out = duplicate_id_findings(all_entries)
+    ids = {_hashable_str(e.get("id")) for e in all_entries} - {None}
     for e in all_entries:
         stem = e.path.stem
         if isinstance(e.get("id"), str) and stem != e.id:
@@ -184,19 +219,19 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
         klass = e.get("class")
         if isinstance(klass, str) and e.path.parent.name != klass:
             out.append(Finding(e.rel, e.line_of(("class",)), "class", f"entry of class '{klass}' must live in errata/{klass}/"))
-        for i, r in enumerate(e.get("related") or []):
+        for i, r in enumerate(_list(e.get("related"))):
+            if not isinstance(r, str):
+                continue   # the schema finding names it
             if r not in ids:
                 out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]", f"no entry with id '{r}'"))
             elif r == e.id:
                 out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]", "an entry cannot relate to itself"))
-        ver = e.get("verification")
-        if isinstance(ver, dict) and isinstance(ver.get("runbook"), str):
-            rb = root / ver["runbook"]
-            if not rb.is_file():
-                out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
-                                   f"runbook file {ver['runbook']} does not exist"))
+        rb = _runbook_path(e)
+        if rb and not (root / rb).is_file():
+            out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
+                               f"runbook file {rb} does not exist"))
         refs = e.get("references")
-        if isinstance(refs, list) and refs and not any(isinstance(r, dict) and r.get("kind") in PRIMARY_KINDS for r in refs):
+        if isinstance(refs, list) and refs and not any(isinstance(r, dict) and _hashable_str(r.get("kind")) in PRIMARY_KINDS for r in refs):
             out.append(Finding(e.rel, e.line_of(("references",)), "references",
                                "needs at least one primary source (docs, source, issue, release-notes or spec)"))
         if isinstance(e.get("modified"), str) and isinstance(e.get("published"), str) and e["modified"] < e["published"]:
@@ -226,6 +261,21 @@ def _benign_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findin
                                f"signature '{sig}' matches benign log {log.relative_to(root)}:"
                                f"{ev['lines'][0]['line']} ({ev['lines'][0]['text'][:120]!r})"))
     return out
+
+
+def usable_entries(root: Path) -> tuple[list[entries_mod.Entry], list[str]]:
+    """Entries every reader can rely on (loaded and schema-valid), and a warning for each file left out.
+    For readers other than validate: run, the site, triage. Ids are not deduplicated here."""
+    loaded, errors = entries_mod.load_all(root)
+    warnings = [f"skipping {err.kind} {err}" for err in errors]
+    usable = []
+    for e in loaded:
+        bad = schema_findings(e)
+        if bad:
+            warnings.append(f"skipping invalid {bad[0]}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+        else:
+            usable.append(e)
+    return usable, warnings
 
 
 def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
