@@ -80,7 +80,9 @@ def test_bad_regex(mini_root):
     (r"(fatal)\\1 error cuda_runtime", "backreferences"),
     (r"(?:a|aa)*cuda_runtime", "alternation inside an unbounded repeat"),
     (r"(?:x+y)+ cuda_runtime", "nested repeats"),
-    (r"\\d+: \\w+", "literal of at least"),
+    (r"id \\d+: \\w+", "literal of at least"),
+    (r"\\d+: cuda_runtime", "starts with a wide repeat"),
+    (r"cuda_runtime.*.*zzzz", "2 wide repeats that can take the same characters"),
 ])
 def test_non_portable_or_unsafe_regex(mini_root, pattern, why):
     import re as _re
