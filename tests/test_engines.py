@@ -40,7 +40,7 @@ def corpus_cases(active) -> list[dict]:
             for k in ("examples", "counter_examples"):
                 for i, ex in enumerate(s.get(k) or []):
                     cases.append({"name": f"{e.id}/{s['id']}/{k}/{i}", "text": ex["text"]})
-    for p in sorted((REPO / "tests" / "triage_eval").rglob("*.log")):
+    for p in sorted((REPO / "tests" / "triage_eval").rglob("*.log")) + sorted((REPO / "tests" / "hostile" / "logs").glob("*.log")):
         cases.append({"name": str(p.relative_to(REPO)), "text": p.read_text(encoding="utf-8", errors="replace")})
     return cases
 

@@ -608,3 +608,60 @@ def test_wrong_types_anywhere_give_findings_not_crashes(mini_root):
             except Exception as ex:   # noqa: BLE001 - any exception is the failure under test
                 crashes.append((fp, bad, f"{type(ex).__name__}: {ex}"[:120]))
     assert n > 400 and crashes == [], crashes[:10]
+
+
+# --- hostile logs (triage) -------------------------------------------------------------------------------
+# file -> (entry expected first, its evidence line) or None when nothing may match (and why)
+HOSTILE_LOGS = {
+    "cr-only.log": ("RMN-0001", 3),
+    "crlf.log": ("RMN-0001", 3),
+    "json-escaped-docker.log": ("RMN-0001", 2),
+    "json-escaped-one-line.log": ("RMN-0001", 1),
+    "beyond-4096-chars.log": ("RMN-0001", 1),
+    "beyond-64k-bytes.log": None,          # documented limit: only a line's first 64 KiB is read
+    "gcc-quotes-windows-path.log": ("RMN-0001", 1),
+    "kernel-and-journal-prefixes.log": ("RMN-0001", 1),
+    "ansi-everywhere.log": ("RMN-0001", 1),
+    "nul-and-invalid-utf8.log": ("RMN-0001", 2),
+    "unicode-tricks.log": ("RMN-0001", 1),
+    "backtracking-bait.log": "any",        # bounded in time; what it matches does not matter
+    "no-newline-at-end.log": ("RMN-0001", 2),
+    "empty.log": None,
+}
+LOGS = Path(__file__).resolve().parent / "hostile" / "logs"
+
+
+def test_hostile_log_expectations_cover_the_corpus():
+    assert sorted(HOSTILE_LOGS) == sorted(p.name for p in LOGS.glob("*.log"))
+
+
+def _limited():
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))      # no case may need more than 2 GiB
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_LOGS))
+def test_hostile_log_is_triaged_within_bounds(name):
+    r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage", "--json",
+                        str(LOGS / name)], capture_output=True, timeout=120, preexec_fn=_limited)
+    assert b"Traceback" not in r.stderr, r.stderr.decode()[-2000:]
+    assert r.returncode in (0, 1), r.stderr
+    exp = HOSTILE_LOGS[name]
+    matches = json.loads(r.stdout)["matches"]
+    if exp is None:
+        assert not [m for m in matches if m["confidence"] == "match"], matches[:1]
+    elif exp != "any":
+        top = matches[0]
+        assert (top["id"], top["evidence"][0]["lines"][0]["line"]) == exp, top
+
+
+def test_a_200_mb_line_and_a_million_matching_lines_stay_flat(tmp_path):
+    big = tmp_path / "big.log"
+    with open(big, "wb") as f:
+        f.write(b"cuda_runtime.h " * (14 << 20) + b"\n")                               # ~200 MB, one line
+        f.write(b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n" * 1_000_000)   # ~58 MB dense
+    r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage", "--json", str(big)],
+                       capture_output=True, timeout=600, preexec_fn=_limited)
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    top = json.loads(r.stdout)["matches"][0]
+    assert top["id"] == "RMN-0001" and top["hits"] == 1_000_000

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import entries as entries_mod
-from . import linescan, logfacts, parallel, ranking, retrieval
+from . import linescan, logfacts, parallel, ranking, retrieval, validate
 from . import matcher as matcher_mod
 
 EXTRAS = [retrieval.SAMPLE_EXTRA, *logfacts.EXTRAS]
@@ -45,8 +45,9 @@ def scan_file(m, path: str, scan, source: str = "", workers: int | None = None):
 def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict | None = None,
                  workers: int | None = None, doctor_facts: dict | None = None) -> tuple[list[dict], dict, list]:
     """doctor_facts: a facts document (errbook doctor --collect) of the machine the log came from."""
-    loaded, errors = entries_mod.load_all(root)
-    active = list(entries_mod.active(loaded))
+    # Only entries that load and pass the schema: one being edited must not take triage down mid-incident.
+    usable, errors = validate.usable_entries(root)
+    active = list(entries_mod.active(usable))
     bonus = None
     if doctor_facts is not None:
         from . import checks, facts as facts_mod
@@ -183,8 +184,7 @@ def main(args, root: Path) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     for err in errors:
-        where = err if isinstance(err, str) else f"{err.rel}:{err.line}: {err.message}"
-        print(f"errbook triage: skipped {where} (run errbook validate)", file=sys.stderr)
+        print(f"errbook triage: {err} (run errbook validate)", file=sys.stderr)
     top = results[: max(1, args.top)]
     if args.json:
         print(json.dumps({"matches": top, "stats": stats}, ensure_ascii=False, indent=1))
