@@ -26,18 +26,23 @@ def feed_line(m: matcher_mod.Matcher, scan: matcher_mod.Scan, lineno: int, raw: 
               offset: int | None) -> None:
     subs = normalize.clean(_line_text(raw))
     if subs:
-        pf = m.prefilter
-        scan.feed(lineno, subs, [pf.verify(s, ids) for s in subs], source, offset)
+        scan.feed(lineno, subs, [m.verify(s, ids) for s in subs], source, offset)
 
 
 def _block(m, scan, data: bytes, base: int, offset: int | None, source: str) -> None:
     """data: whole lines, each ending with \\n; base: lines before it; offset: its file offset (or None)."""
     probe = normalize.probe(data)
-    full = scan.notes_full()
-    cand = (m.prefilter_sigs if full else m.prefilter).lines(probe)
+    cand = m.prefilter.lines(probe)
+    notes = scan.open_notes()
+    if notes:
+        for idx, (ids, s, e) in m.note_prefilter(notes).lines(probe).items():
+            have = cand.get(idx)
+            if have is None:
+                cand[idx] = (ids, s, e)
+            elif have[0] is not None:
+                cand[idx] = (None if ids is None else have[0] | ids, s, e)
     if not cand:
         return
-    skip = scan.full_note_ids() if not full else set()
     starts = None
     if probe is not data:                      # rewritten: find the raw line by its index instead
         lines = data.split(b"\n")
@@ -45,10 +50,6 @@ def _block(m, scan, data: bytes, base: int, offset: int | None, source: str) -> 
             starts = [0, *accumulate(len(x) + 1 for x in lines)]
     for idx in sorted(cand):
         ids, s, e = cand[idx]
-        if ids is not None and skip:
-            ids = ids - skip
-            if not ids:
-                continue                       # only notes that are already full
         if probe is data:
             raw, at = data[s:min(e, s + normalize.RAW_CAP_BYTES)], s
         else:

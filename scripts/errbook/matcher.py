@@ -28,6 +28,8 @@ from . import normalize, regexsubset
 
 MAX_EVIDENCE = 5      # evidence chains kept per signature and standing
 SUB_SPACE = 1 << 16   # position of a sub-line = physical line * SUB_SPACE + its index in the line
+_LONG_HEX = re2.compile(r"[0-9a-f]{8}")
+_UNANCHORED, _NULL = re2._Anchor.UNANCHORED, re2._NULL_SPAN     # google-re2's own names for a bare Match
 
 
 @dataclass
@@ -79,7 +81,8 @@ def _outranked(m: "Matcher", subs: list[str], singles: dict[int, int]) -> set[in
     for j, lst in by_sub.items():
         if len({m.sigs[i].entry_id for i in lst}) < 2:
             continue
-        spans = {i: m.sigs[i].compiled[0].search(subs[j]).span() for i in lst}
+        b = subs[j].encode("utf-8")
+        spans = {i: m.span(m.single_pid[i], b) for i in lst}        # byte offsets: containment is the same
         for a in lst:
             for b in lst:
                 (sa, ea), (sb, eb) = spans[a], spans[b]
@@ -103,13 +106,9 @@ class Scan:
         self.seq_hits: dict[int, list] = {}        # sig index -> [count, chains]
         self.notes: dict[str, list[str]] = {}      # extra pattern name -> first matching sub-lines
 
-    def notes_full(self) -> bool:
-        caps = self.m.note_caps
-        return all(len(self.notes.get(k, ())) >= c for k, c in caps.items())
-
-    def full_note_ids(self) -> set[int]:
-        m = self.m
-        return {i for i in m.note_ids if len(self.notes.get(m.pattern_role[i][1], ())) >= m.note_caps[m.pattern_role[i][1]]}
+    def open_notes(self) -> frozenset[str]:
+        """The notes still collecting lines (a full note's pattern leaves the prefilter)."""
+        return frozenset(k for k, c in self.m.note_caps.items() if len(self.notes.get(k, ())) < c)
 
     def reset_sequences(self) -> None:
         """A new input (another rank's log) starts: no sequence continues across inputs."""
@@ -123,21 +122,25 @@ class Scan:
         m = self.m
         if not any(ids):
             return
+        roles, single_of = m.pattern_role, m.single_of
         singles: dict[int, int] = {}       # sig index -> first sub-line it matched in this line
-        for j, (sub, pids) in enumerate(zip(subs, ids)):
+        for j, pids in enumerate(ids):
             if not pids:
                 continue
+            sub = subs[j]
             veto = ()
-            if m.vetoes and (m.veto_any or sub[:4] in m.veto_heads):
+            # A veto key holds a <path>/ or <hex> token, so only a line with a path or hex can equal one.
+            if m.vetoes and ("/" in sub or "0x" in sub or _LONG_HEX.search(sub)):
                 veto = m.vetoes.get(normalize.mask(sub, numbers=False), ())
             for pid in pids:
-                kind, i, k = m.pattern_role[pid]
-                if kind == "sig":
-                    if i in veto:
-                        continue            # the signature's own counter-example, met with another path
-                    if len(m.sigs[i].steps) == 1:
-                        singles.setdefault(i, j)
-                    else:
+                i = single_of[pid]
+                if i >= 0:                  # the common case: a one-line signature
+                    if i not in singles and i not in veto:   # (a veto: its own counter-example, another path)
+                        singles[i] = j
+                    continue
+                kind, i, k = roles[pid]
+                if kind == "sig":           # a step of a multi-line sequence
+                    if i not in veto:
                         hit = Hit(lineno, sub, source, None if offset is None else (offset, j))
                         if self.seq_sink is not None:
                             self.seq_sink(lineno * SUB_SPACE + j, i, k, hit)
@@ -147,17 +150,20 @@ class Scan:
                     lst = self.notes.setdefault(i, [])
                     if len(lst) < m.note_caps[i]:
                         lst.append(sub)
-        outranked = _outranked(m, subs, singles) if len({m.sigs[i].entry_id for i in singles}) > 1 else ()
+        if not singles:
+            return
+        outranked = _outranked(m, subs, singles) if len(singles) > 1 and \
+            len({m.sigs[i].entry_id for i in singles}) > 1 else ()
+        single = self.single
         for i, j in singles.items():
-            self._record_single(i, [Hit(lineno, subs[j], source, None if offset is None else (offset, j))],
-                                i in outranked)
-
-    def _record_single(self, i: int, chain: list[Hit], outranked: bool) -> None:
-        st = self.single.setdefault(i, [0, 0, [], []])
-        st[1 if outranked else 0] += 1
-        lst = st[3 if outranked else 2]
-        if len(lst) < MAX_EVIDENCE:
-            lst.append(chain)
+            st = single.get(i)
+            if st is None:
+                st = single[i] = [0, 0, [], []]
+            o = i in outranked
+            st[o] += 1
+            lst = st[3 if o else 2]
+            if len(lst) < MAX_EVIDENCE:      # evidence is kept for the first few hits only: no object after that
+                lst.append([Hit(lineno, subs[j], source, None if offset is None else (offset, j))])
 
     def seq_step(self, pos: int, i: int, k: int, hit: Hit) -> None:
         """Step k of sequence signature i matched at position pos. Steps of one line arrive with the highest
@@ -269,11 +275,6 @@ class Matcher:
         self.sigs = sigs
         self.cosmetic = cosmetic or {}
         self.vetoes = vetoes or {}              # masked counter-example line -> signatures it does not count for
-        # A line can only equal a masked key when it starts with the key's text before its first mask token:
-        # checking the first 4 characters spares masking most lines.
-        heads = [k.split("<", 1)[0] for k in self.vetoes]
-        self.veto_any = any(len(h) < 4 for h in heads)
-        self.veto_heads = {h[:4] for h in heads}
         self.patterns: list[tuple[str, bool, list[str]]] = []
         self.pattern_role: list[tuple[str, object, int]] = []
         # Within a signature, steps are listed from the last: one line never advances two steps at once.
@@ -288,9 +289,13 @@ class Matcher:
             self.pattern_role.append(("note", name, 0))
             self.note_caps[name] = cap
         self.note_ids = {i for i, r in enumerate(self.pattern_role) if r[0] == "note"}
+        # per pattern id: the signature index when it is a one-line signature's only pattern, else -1
+        self.single_of = [i if kind == "sig" and len(sigs[i].steps) == 1 else -1 for kind, i, _ in self.pattern_role]
+        self.single_pid = {i: pid for pid, i in enumerate(self.single_of) if i >= 0}
         self._prefilter = None
-        self._prefilter_sigs = None
+        self._note_prefilters: dict = {}
         self._exact = None
+        self._fast = None
 
     @classmethod
     def from_entries(cls, entries, only: set[str] | None = None, skipped: list | None = None,
@@ -314,36 +319,57 @@ class Matcher:
                 for ce in sig.get("counter_examples") or []:
                     for raw in normalize.split_lines(str(ce.get("text", ""))):
                         for sub in normalize.clean(normalize.cap_raw(raw)):
-                            vetoes.setdefault(normalize.mask(sub, numbers=False), set()).add(len(sigs) - 1)
+                            key = normalize.mask(sub, numbers=False)
+                            if "<path>/" in key or "<hex>" in key:   # else the line itself is the key, and
+                                vetoes.setdefault(key, set()).add(len(sigs) - 1)   # validate excludes it
         return cls(sigs, cosmetic, vetoes, extras)
 
     @property
     def prefilter(self):
-        """The chunk prefilter (built on first use: compiling every pattern costs a few hundred ms)."""
+        """The chunk prefilter of the signatures (built on first use: compiling costs a few hundred ms)."""
         if self._prefilter is None:
             from .prefilter import Prefilter
-            self._prefilter = Prefilter(self.patterns)
+            self._prefilter = Prefilter(self.patterns, exclude=self.note_ids)
         return self._prefilter
 
-    @property
-    def prefilter_sigs(self):
-        """The same without the note patterns, for the rest of a log once every note is full: note patterns
-        ('error', 'warning', gfx ids) would otherwise make most lines of a big log candidates."""
-        if not self.note_ids:
-            return self.prefilter
-        if self._prefilter_sigs is None:
+    def note_prefilter(self, names: frozenset[str]):
+        """A small prefilter of the note patterns still collecting (a handful of patterns: quick to build)."""
+        if names not in self._note_prefilters:
             from .prefilter import Prefilter
-            self._prefilter_sigs = Prefilter(self.patterns, exclude=self.note_ids)
-        return self._prefilter_sigs
+            keep = {i for i in self.note_ids if self.pattern_role[i][1] in names}
+            self._note_prefilters[names] = Prefilter(self.patterns, exclude=set(range(len(self.patterns))) - keep)
+        return self._note_prefilters[names]
 
     def match_ids(self, sub: str) -> list[int]:
         """The pattern ids that match one cleaned sub-line, in pattern order (an RE2 set: one pass)."""
+        if not self.patterns:
+            return []
         if self._exact is None:
             self._exact = re2.Set.SearchSet(re2.Options())
             for p, ic, _ in self.patterns:
                 self._exact.Add(("(?i)" if ic else "") + p)
             self._exact.Compile()
-        return sorted(self._exact.Match(sub) or ()) if self.patterns else []
+        return sorted(self._exact.Match(sub) or ())
+
+    def span(self, pid: int, b: bytes) -> tuple[int, int]:
+        """(start, end) in bytes of pattern pid's leftmost match in the UTF-8 text b."""
+        if self._fast is None:
+            self._fast = [compile_pattern(p, ic)._regexp for p, ic, _ in self.patterns]
+        return tuple(self._fast[pid].Match(_UNANCHORED, b, 0, len(b))[0])
+
+    def verify(self, sub: str, ids: set[int] | None) -> list[int]:
+        """Of the candidate pattern ids (None: unknown), those that really match a cleaned sub-line, sorted."""
+        if ids is None:
+            return self.match_ids(sub)
+        if self._fast is None:
+            # The binding's search() decodes offsets back to characters; a yes/no needs only RE2's Match.
+            self._fast = [compile_pattern(p, ic)._regexp for p, ic, _ in self.patterns]
+        b = sub.encode("utf-8")
+        n, fast = len(b), self._fast
+        if len(ids) == 1:
+            (i,) = ids
+            return [i] if fast[i].Match(_UNANCHORED, b, 0, n)[0] != _NULL else []
+        return sorted(i for i in ids if fast[i].Match(_UNANCHORED, b, 0, n)[0] != _NULL)
 
     def new_scan(self, seq_sink=None) -> Scan:
         return Scan(self, seq_sink)

@@ -48,7 +48,7 @@ _KELVIN, _LONG_S = re.compile("\u212a"), re.compile("\u017f")
 _WINPATH = re.compile(r"(?:^|[^A-Za-z0-9])[A-Za-z]:\\")
 # Prefixes that launchers, loggers and CI systems put before the real message; stripped repeatedly from the left.
 _PREFIX = re.compile(
-    r"^(?:"
+    r"^(?:(?:"
     r"\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"      # ISO timestamps
     r"|\[?\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]?"                                                  # clock times
     r"|\[\s*\d+\.\d+\]"                                                                      # dmesg [  12.345678]
@@ -57,9 +57,10 @@ _PREFIX = re.compile(
     r"|\[(?:rank|RANK|default)\s*\d+\]:?"                                                    # torchrun ranks
     r"|\([A-Za-z_][A-Za-z0-9_]* pid=\d+(?:, ip=[0-9.]+)?\)"                                  # vLLM/Ray workers
     r"|[A-Za-z0-9][A-Za-z0-9_.-]*-\d+ +\|"                                                   # docker compose svc-1 |
+    r"|[A-Za-z0-9][A-Za-z0-9_.-]* \[(?:stdout|stderr)\]"                                      # runner [stderr]
     r"|##\[[a-z]+\]"                                                                         # GitHub Actions ##[error]
     r"|\{\"(?:log|message|msg|text)\": ?\""                                                  # JSON log record head
-    r")[ \t]*",
+    r")[ \t]*)+",                                                                           # one or more, in one match
     re.ASCII,
 )
 
@@ -82,11 +83,8 @@ def decode(raw: bytes) -> str:
 
 
 def _strip_prefixes(s: str) -> str:
-    while True:
-        m = _PREFIX.match(s)
-        if not m or m.end() == 0:
-            return s
-        s = s[m.end():]
+    m = _PREFIX.match(s)
+    return s[m.end():] if m else s
 
 
 def _windows(s: str) -> list[str]:

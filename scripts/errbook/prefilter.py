@@ -3,9 +3,10 @@
 Two engines give the same answers (tests/test_prefilter.py):
   hyperscan  Intel Hyperscan (the `hyperscan` wheel ships the library) compiles every pattern in prefilter mode
              and reports, per line, which patterns may match there; only those are verified.
-  re2        one RE2 alternation of all patterns finds candidate lines (as `grep -E -f` does); an RE2 set
-             names the patterns that match each cleaned sub-line. Used where the Hyperscan wheel is missing
-             or ERRBOOK_PREFILTER=re2.
+  re2        one RE2 alternation of all patterns finds candidate lines (as `grep -E -f` does); the ids are
+             unknown, and Matcher.verify asks an RE2 set. Used where the Hyperscan wheel is missing or
+             ERRBOOK_PREFILTER=re2.
+The candidates are verified on the cleaned sub-lines by Matcher.verify.
 
 Both are supersets: a pattern that matches a cleaned sub-line also matches the probe of its raw line
 (normalize.probe), because cleaning only keeps substrings of the probe. A pattern is searched with its ^/$
@@ -110,17 +111,6 @@ class Prefilter:
         if self.engine is None:
             self.engine = _RE2(forms)
         self.name = self.engine.name
-        # The exact set: which patterns match a cleaned sub-line (used when the engine gives no ids).
-        # (Excluded patterns stay in the set, so ids keep their meaning.)
-        self.exact = re2.Set.SearchSet(re2.Options())
-        for p, ic, _ in patterns:
-            self.exact.Add(("(?i)" if ic else "") + p)
-        self.exact.Compile()
-        self.compiled = [re2.compile(("(?i)" if ic else "") + p) for p, ic, _ in patterns]
-        # The binding's search() decodes offsets back to characters; a yes/no needs only RE2's own Match.
-        self._fast = [getattr(c, "_regexp", None) for c in self.compiled]
-        self._unanchored = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-        self._null = getattr(re2, "_NULL_SPAN", None)
 
     def lines(self, probe: bytes) -> dict[int, tuple]:
         """Line index within the chunk (0-based) -> (pattern ids that may match there, or None when the engine
@@ -149,13 +139,3 @@ class Prefilter:
                 else:
                     cur.add(pid)
         return out
-
-    def verify(self, sub: str, ids: set[int] | None) -> list[int]:
-        """The pattern ids that really match a cleaned sub-line (sorted)."""
-        if ids is None:
-            return sorted(self.exact.Match(sub) or ())
-        if self._null is None or self._unanchored is None:
-            return sorted(i for i in ids if self.compiled[i].search(sub) is not None)
-        b = sub.encode("utf-8")
-        n, a, null = len(b), self._unanchored, self._null
-        return sorted(i for i in ids if self._fast[i].Match(a, b, 0, n)[0] != null)

@@ -33,11 +33,8 @@
   }
 
   function stripPrefixes(s, spec) {
-    for (;;) {
-      const m = spec.prefix.exec(s);
-      if (!m || m[0].length === 0) return s;
-      s = s.slice(m[0].length);
-    }
+    const m = spec.prefix.exec(s);
+    return m ? s.slice(m[0].length) : s;
   }
 
   function windows(s, spec) {
