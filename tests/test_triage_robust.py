@@ -25,10 +25,10 @@ def test_a_worker_killed_mid_scan_is_reported_not_waited_for(tmp_path, monkeypat
     path.write_bytes(b"noise line\n" * 200000)
     real = linescan.scan_stream
 
-    def dying(m, f, scan, source="", limit=None, offset=None, head=None):
+    def dying(m, f, scan, source="", limit=None, offset=None):
         if offset and offset > 0:              # the second worker dies like an OOM-killed process
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(m, f, scan, source, limit, offset, head)
+        return real(m, f, scan, source, limit, offset)
     monkeypatch.setattr(linescan, "scan_stream", dying)
     t0 = time.time()
     with pytest.raises(parallel.WorkerDied, match="SIGKILL"):
