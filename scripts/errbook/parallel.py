@@ -84,9 +84,13 @@ def line_aligned_bounds(path: str, size: int, parts: int) -> list[int]:
     return sorted(set(bounds))
 
 
+_STOP = {signal.SIGINT, signal.SIGTERM}
+
+
 def _worker(m: matcher_mod.Matcher, path: str, start: int, end: int, spill: str, source: str, conn) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides what Ctrl-C does
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)   # blocked by the parent around the fork
     budget = max(1 << 16, (end - start) // SPILL_FRACTION)
     try:
         with open(spill, "wb", buffering=1 << 20) as out:
@@ -145,12 +149,19 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
     procs, results = [], {}
     with tempfile.TemporaryDirectory(prefix="errbook-triage-") as tmp:
         try:
-            for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
-                rd, wr = ctx.Pipe(duplex=False)
-                p = ctx.Process(target=_worker, args=(m, path, a, b, os.path.join(tmp, f"{k}.spill"), source, wr), daemon=True)
-                p.start()
-                wr.close()
-                procs.append((k, p, rd))
+            # Ctrl-C and SIGTERM wait until every worker has its own handlers: a signal landing in a child
+            # still inside fork() would print a traceback from interpreter internals.
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+            try:
+                for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+                    rd, wr = ctx.Pipe(duplex=False)
+                    p = ctx.Process(target=_worker, args=(m, path, a, b, os.path.join(tmp, f"{k}.spill"), source, wr),
+                                    daemon=True)
+                    p.start()
+                    wr.close()
+                    procs.append((k, p, rd))
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
             waiting = {rd: (k, p) for k, p, rd in procs}
             while waiting:
                 for rd in wait(list(waiting)):
