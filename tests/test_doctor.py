@@ -28,7 +28,7 @@ EXPECTED = {
                             ("RMN-0093", "override-not-major-minor-stepping")},
     "radeon-good-override": set(),
     "container-no-kfd": {("RMN-0009", "no-gpu-archs-no-gpu"), ("RMN-0020", "rocm-torch-sees-no-gpu"),
-                         ("RMN-0022", "container-without-kfd")},
+                         ("RMN-0022", "container-without-kfd"), ("RMN-0151", "container-without-kfd")},
     "cuda-h200": set(),
     "cpu-laptop": set(),
     "pcie-2x-mi100": {("RMN-0095", "iommu-translating-pcie-multi-gpu"), ("RMN-0095", "no-iommu-pt-pcie-multi-gpu")},
