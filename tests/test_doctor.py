@@ -32,6 +32,18 @@ EXPECTED = {
     "cuda-h200": set(),
     "cpu-laptop": set(),
     "pcie-2x-mi100": {("RMN-0095", "iommu-translating-pcie-multi-gpu"), ("RMN-0095", "no-iommu-pt-pcie-multi-gpu")},
+    "mi300a-apptainer": {("RMN-0163", "miopen-dirs-unwritable-torch"), ("RMN-0163", "miopen-dirs-unwritable-system"),
+                         ("RMN-0165", "container-without-rdma-devices"), ("RMN-0165", "rdma-without-libibverbs"),
+                         ("RMN-0193", "container-without-rdma-devices"), ("RMN-0193", "rdma-without-libibverbs"),
+                         ("RMN-0202", "min-nchannels-above-64-torch"), ("RMN-0202", "min-nchannels-above-64-system")},
+    "rdna2-pip-workstation": {("RMN-0131", "newest-gcc-without-libstdcxx-hipcc"),
+                              ("RMN-0131", "newest-gcc-without-libstdcxx-rocm"), ("RMN-0133", "hipcxx-names-hipcc"),
+                              ("RMN-0134", "rocm6-beside-hip5-runtime"), ("RMN-0155", "bnb-046-049-on-rocm-7-10-plus"),
+                              ("RMN-0156", "jax-without-rocm-plugin"), ("RMN-0158", "vllm-rocm-without-amdsmi"),
+                              ("RMN-0160", "cuda-onnxruntime-on-amd"), ("RMN-0164", "amd-gpu-without-driver"),
+                              ("RMN-0196", "max-autotune-gate-gfx8-gfx10"), ("RMN-0206", "amd-log-level-3-or-more"),
+                              ("RMN-0207", "cuda-onnxruntime-on-amd")},
+    "wsl2-radeon-rocm61": {("RMN-0009", "no-gpu-archs-no-gpu"), ("RMN-0161", "wsl-rocm6-torch-sees-no-gpu")},
 }
 
 
