@@ -135,16 +135,16 @@ m = merge(base(), amd_host("gfx908", 2), {"gpu.xgmi_links": 0, "iommu.gpu_domain
          rocm_torch(["gfx908", "gfx908"], ARCH_62, ["gfx908", "gfx90a", "gfx942"]))
 MACHINES["pcie-2x-mi100"] = m
 
-# Four MI300A APUs (gfx942) in an Apptainer image on an HPC node with InfiniBand: the image has no rdma-core, the
-# job did not bind /dev/infiniband, the home directory is read-only inside the image, and the launch script raises
-# NCCL_MIN_NCHANNELS to 112 following tuning advice for 8-GPU nodes.
+# A rootless Podman container on an HPC node with four MI300A APUs (gfx942) and InfiniBand, started with --read-only
+# (the home directory in the image cannot be written) and with /dev/kfd and /dev/dri but not /dev/infiniband; the
+# image has no rdma-core, and the launch script raises NCCL_MIN_NCHANNELS to 112 following tuning advice.
 m = merge(base(), amd_host("gfx942", 4, rocm="6.3.0"),
-          {"container.detected": True, "container.kind": "apptainer", "numa.nodes": 4, "gpu.xgmi_links": 12,
+          {"container.detected": True, "container.kind": "podman", "numa.nodes": 4, "gpu.xgmi_links": 12,
            "iommu.gpu_domain_types": ["identity"], "gpu.names": ["AMD Instinct MI300A"], "rdma.devices": 4,
            "dev.infiniband.present": False, "libs.ibverbs": [], "env.NCCL_MIN_NCHANNELS": "112",
            "miopen.user_dirs_unwritable": ["/home/dev/.config/miopen", "/home/dev/.cache/miopen"]},
           rocm_torch(["gfx942"] * 4, ARCH_62, ["gfx90a", "gfx942"], version="2.6.0+rocm6.3", hip="6.3.42131-fa1d09cbd"))
-MACHINES["mi300a-apptainer"] = m
+MACHINES["mi300a-podman-ib"] = m
 
 # A Radeon RX 6800 XT (gfx1030) workstation set up by pip: a TheRock ROCm 7.12 PyTorch 2.14 in the venv beside the
 # system ROCm 6.4.1 and Ubuntu's HIP 5.7 runtime, bitsandbytes 0.49, vLLM without amdsmi, the CUDA onnxruntime-gpu,
