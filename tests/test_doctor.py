@@ -28,10 +28,22 @@ EXPECTED = {
                             ("RMN-0093", "override-not-major-minor-stepping")},
     "radeon-good-override": set(),
     "container-no-kfd": {("RMN-0009", "no-gpu-archs-no-gpu"), ("RMN-0020", "rocm-torch-sees-no-gpu"),
-                         ("RMN-0022", "container-without-kfd")},
+                         ("RMN-0022", "container-without-kfd"), ("RMN-0151", "container-without-kfd")},
     "cuda-h200": set(),
     "cpu-laptop": set(),
     "pcie-2x-mi100": {("RMN-0095", "iommu-translating-pcie-multi-gpu"), ("RMN-0095", "no-iommu-pt-pcie-multi-gpu")},
+    "mi300a-podman-ib": {("RMN-0163", "miopen-dirs-unwritable-torch"), ("RMN-0163", "miopen-dirs-unwritable-system"),
+                         ("RMN-0165", "container-without-rdma-devices"), ("RMN-0165", "rdma-without-libibverbs"),
+                         ("RMN-0193", "container-without-rdma-devices"), ("RMN-0193", "rdma-without-libibverbs"),
+                         ("RMN-0202", "min-nchannels-above-64-torch"), ("RMN-0202", "min-nchannels-above-64-system")},
+    "rdna2-pip-workstation": {("RMN-0131", "newest-gcc-without-libstdcxx-hipcc"),
+                              ("RMN-0131", "newest-gcc-without-libstdcxx-rocm"), ("RMN-0133", "hipcxx-names-hipcc"),
+                              ("RMN-0134", "rocm6-beside-hip5-runtime"), ("RMN-0155", "bnb-046-049-on-rocm-7-10-plus"),
+                              ("RMN-0156", "jax-without-rocm-plugin"), ("RMN-0158", "vllm-rocm-without-amdsmi"),
+                              ("RMN-0160", "cuda-onnxruntime-on-amd"), ("RMN-0164", "amd-gpu-without-driver"),
+                              ("RMN-0196", "max-autotune-gate-gfx8-gfx10"), ("RMN-0206", "amd-log-level-3-or-more"),
+                              ("RMN-0207", "cuda-onnxruntime-on-amd")},
+    "wsl2-radeon-rocm61": {("RMN-0009", "no-gpu-archs-no-gpu"), ("RMN-0161", "wsl-rocm6-torch-sees-no-gpu")},
 }
 
 
@@ -233,12 +245,15 @@ def _fake_sysfs(root: Path) -> None:
             (d / "io_links" / str(k)).mkdir(parents=True)
             (d / "io_links" / str(k) / "properties").write_text(
                 f"type {2 if to == 0 else 11}\nnode_from {i}\nnode_to {to}\nweight 15\n")
+    (root / "drivers" / "amdgpu").mkdir(parents=True)
     for i in range(8):
         p = root / "pci" / f"0000:{i:02x}:00.0"
         (p / "iommu_group").mkdir(parents=True)
         (p / "vendor").write_text("0x1002\n")
         (p / "class").write_text("0x120000\n")
         (p / "iommu_group" / "type").write_text("identity\n")
+        if i != 7:                                                        # GPU 7: amdgpu's probe failed
+            (p / "driver").symlink_to(root / "drivers" / "amdgpu")
     audio = root / "pci" / "0000:f0:00.1"
     audio.mkdir(parents=True)
     (audio / "vendor").write_text("0x1002\n")
@@ -263,6 +278,90 @@ def test_kfd_topology_and_pci_parsing(tmp_path, monkeypatch):
     facts._p_pci(F)
     assert F.get("gpu.kfd_count") == 8 and F.get("gpu.gfx") == ["gfx942"] and F.get("gpu.xgmi_links") == 56
     assert F.get("gpu.pci_amd_count") == 8 and F.get("iommu.gpu_domain_types") == ["identity"]
+    assert F.get("gpu.pci_amd_unbound") == 1
+
+
+def test_gcc_installs_and_missing_libstdcxx_headers(tmp_path):
+    def gcc(v, crt=True):
+        d = tmp_path / "usr" / "lib" / "gcc" / "x86_64-linux-gnu" / v
+        d.mkdir(parents=True)
+        if crt:
+            (d / "crtbegin.o").write_bytes(b"")
+    assert facts._gcc_installs("x86_64", str(tmp_path)) == ([], None)
+    gcc("11")
+    (tmp_path / "usr" / "include" / "c++" / "11").mkdir(parents=True)
+    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11"], None)
+    gcc("13", crt=False)                                # runtime only (no crtbegin.o): clang does not choose it
+    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11"], None)
+    gcc("12")                                           # gcc-12 pulled in without libstdc++-12-dev
+    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11", "12"], "12")
+    (tmp_path / "usr" / "include" / "c++" / "12").mkdir()
+    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11", "12"], None)
+    assert facts._gcc_installs("aarch64", str(tmp_path)) == ([], None)
+
+
+def test_miopen_user_dirs_unwritable(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".config").mkdir(parents=True)
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    # Neither exists yet, but both can be created under a writable home.
+    assert facts.miopen_user_dirs_unwritable({"MIOPEN_USER_DB_PATH": str(home / ".config" / "miopen"),
+                                               "MIOPEN_CUSTOM_CACHE_DIR": str(home / ".cache" / "miopen")}) == []
+    # A path below a regular file can never be created (permission bits are moot here: tests may run as root).
+    bad = str(blocker / "miopen")
+    assert facts.miopen_user_dirs_unwritable({"MIOPEN_USER_DB_PATH": bad,
+                                               "MIOPEN_CUSTOM_CACHE_DIR": str(home / "cache")}) == [bad]
+    # Without the variables the defaults under ~ are used: a home that cannot hold directories fails both.
+    monkeypatch.setenv("HOME", str(blocker))
+    assert facts.miopen_user_dirs_unwritable({}) == [str(blocker / ".config" / "miopen"), str(blocker / ".cache" / "miopen")]
+    monkeypatch.setenv("HOME", str(home))
+    assert facts.miopen_user_dirs_unwritable({}) == []
+
+
+def test_rdma_and_libibverbs_facts(tmp_path, monkeypatch):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "libibverbs.so.1").write_bytes(b"")
+    monkeypatch.setenv("LD_LIBRARY_PATH", str(lib))
+    cache = ("2 libs found in cache `/etc/ld.so.cache'\n"
+             "\tlibibverbs.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libibverbs.so.1\n"
+             "\tlibamdhip64.so.6 (libc6,x86-64) => /opt/rocm-6.3.0/lib/libamdhip64.so.6\n")
+    monkeypatch.setattr(facts, "run_cmd", lambda cmd, timeout, env=None: (0, cache))
+    monkeypatch.setattr(facts.shutil, "which", lambda exe: "/sbin/ldconfig" if exe == "ldconfig" else None)
+    F = facts._Facts()
+    facts._p_libs(F, 1.0)
+    assert F.get("libs.ibverbs") == [str(lib / "libibverbs.so.1"), "/lib/x86_64-linux-gnu/libibverbs.so.1"]
+    assert F.get("libs.amdhip64") == ["/opt/rocm-6.3.0/lib/libamdhip64.so.6"]
+    monkeypatch.setattr(facts, "run_cmd", lambda cmd, timeout, env=None: (0, cache.split("\n")[0] + "\n"))
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    F = facts._Facts()
+    facts._p_libs(F, 1.0)
+    assert F.get("libs.ibverbs") == [] and F.get("libs.amdhip64") == []
+    # /sys/class/infiniband and /dev/infiniband, read through a fake root
+    (tmp_path / "ib" / "mlx5_0").mkdir(parents=True)
+    (tmp_path / "ib" / "mlx5_1").mkdir()
+    real_glob = facts.glob.glob
+    remap = {"/sys/class/infiniband/": str(tmp_path / "ib") + "/", "/dev/infiniband/": str(tmp_path / "devib") + "/"}
+
+    def fake_glob(p):
+        for a, b in remap.items():
+            if p.startswith(a):
+                return real_glob(b + p[len(a):])
+        return real_glob(p)
+    monkeypatch.setattr(facts.glob, "glob", fake_glob)
+    F = facts._Facts()
+    facts._p_devices(F)
+    assert F.get("rdma.devices") == 2 and F.get("dev.infiniband.present") is False
+    (tmp_path / "devib").mkdir()
+    (tmp_path / "devib" / "uverbs0").write_text("")
+    F = facts._Facts()
+    facts._p_devices(F)
+    assert F.get("dev.infiniband.present") is True
+
+
+def test_named_packages_are_the_vocabulary_packages():
+    assert tuple(pyprobe.NAMED_PACKAGES) == tuple(facts.PACKAGES)
 
 
 def test_elf_needed_reads_a_real_shared_object(tmp_path):

@@ -61,10 +61,12 @@ ENV_VARS = (
     "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
     "PYTORCH_TUNABLEOP_ENABLED", "PYTORCH_TUNABLEOP_FILENAME", "PYTORCH_TUNABLEOP_TUNING",
     "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL",
+    "HIPCXX", "NCCL_MIN_NCHANNELS", "MIOPEN_CUSTOM_CACHE_DIR",
 )
 # pip distribution names the Python probe reports (pyprobe.NAMED_PACKAGES), as fact names pkg.<name>.
 PACKAGES = ("vllm", "flash-attn", "hip", "hip-python", "xformers", "torchvision", "torchaudio", "triton",
-            "pytorch-triton-rocm", "onnxruntime-rocm", "tensorflow-rocm")
+            "pytorch-triton-rocm", "onnxruntime-rocm", "tensorflow-rocm", "bitsandbytes", "jax", "jaxlib",
+            "jax-rocm7-plugin", "jax-rocm60-plugin", "amdsmi", "onnxruntime", "onnxruntime-gpu", "onnxruntime-migraphx")
 
 _VOCAB_ROWS = [
     # name, type, what it means (and where it comes from)
@@ -94,6 +96,8 @@ _VOCAB_ROWS = [
     ("dev.dri.render_nodes", "int", "number of /dev/dri/renderD* nodes"),
     ("dev.dri.render_rw", "bool", "this process may open every /dev/dri/renderD* read-write; null when there is none"),
     ("dev.dri.group", "str", "group that owns the first /dev/dri/renderD* node"),
+    ("dev.infiniband.present", "bool", "/dev/infiniband/uverbs* exists (the RDMA verbs device nodes a process needs to use an InfiniBand/RoCE NIC)"),
+    ("rdma.devices", "int", "RDMA (InfiniBand/RoCE) devices the kernel lists in /sys/class/infiniband"),
     ("dev.dxg.present", "bool", "/dev/dxg exists (the WSL2 GPU paravirtualisation device that replaces /dev/kfd there)"),
     ("user.uid", "int", "user id of this process"),
     ("user.is_root", "bool", "this process runs as root (uid 0)"),
@@ -104,6 +108,7 @@ _VOCAB_ROWS = [
     ("gpu.names", "list", "marketing names of the AMD GPUs where a tool reports them (rocminfo, amd-smi, PyTorch)"),
     ("gpu.pci_amd_count", "int", "AMD (0x1002) display or processing-accelerator devices on the PCI bus (/sys/bus/pci/devices)"),
     ("gpu.pci_nvidia_count", "int", "NVIDIA (0x10de) display or processing-accelerator devices on the PCI bus"),
+    ("gpu.pci_amd_unbound", "int", "AMD GPU devices on the PCI bus with no kernel driver bound (no /sys/bus/pci/devices/*/driver link): no driver claimed them or the driver's probe failed"),
     ("gpu.amd_count", "int", "AMD GPUs: the larger of the KFD GPU nodes and the AMD PCI GPU devices (derived)"),
     ("gpu.xgmi_links", "int", "XGMI (Infinity Fabric) links between GPU nodes in the KFD topology (io_links of type 11)"),
     ("gpu.rocminfo_gfx", "list", "gfx targets rocminfo lists for its GPU agents (after HSA_OVERRIDE_GFX_VERSION)"),
@@ -120,13 +125,17 @@ _VOCAB_ROWS = [
     ("libs.amdhip64", "list", "libamdhip64.so* files the loader can find: LD_LIBRARY_PATH directories first, then the ld.so cache (ldconfig -p)"),
     ("libs.amdhip64_prefixes", "list", "distinct install prefixes of those libamdhip64 files (derived)"),
     ("libs.amdhip64_ld_library_path", "list", "LD_LIBRARY_PATH directories that hold a libamdhip64"),
+    ("libs.ibverbs", "list", "libibverbs.so* files the loader can find: LD_LIBRARY_PATH directories first, then the ld.so cache (ldconfig -p)"),
     ("rocblas.library_dir", "str", "rocBLAS library directory of the system ROCm ($ROCBLAS_TENSILE_LIBPATH, else <rocm>/lib/rocblas/library); null when absent"),
     ("rocblas.gfx", "list", "gfx targets with a Tensile library in rocblas.library_dir"),
     ("rocblas.missing_gfx", "list", "runtime targets of this machine with no Tensile library in rocblas.library_dir (derived)"),
     ("miopen.db_dir", "str", "MIOpen system database directory (<rocm>/share/miopen/db); null when absent"),
     ("miopen.kdb_files", "list", "precompiled kernel databases (*.kdb, named after gfx target and CU count) in miopen.db_dir"),
+    ("miopen.user_dirs_unwritable", "list", "MIOpen's user database and kernel cache directories ($MIOPEN_USER_DB_PATH else ~/.config/miopen, $MIOPEN_CUSTOM_CACHE_DIR else ~/.cache/miopen) that this process can neither write nor create (access(2) on the directory or its nearest existing parent)"),
     ("miopen.missing_kdb_gfx", "list", "runtime targets of this machine with no .kdb in miopen.db_dir (derived)"),
     ("tools.hipcc", "str", "path of hipcc on PATH; null when absent"),
+    ("gcc.installs", "list", "GCC versions under /usr/lib/gcc/<arch>-linux-gnu/ (Debian/Ubuntu layout) that have crtbegin.o: the installations clang's Linux toolchain chooses the newest of"),
+    ("gcc.newest_without_cxx_headers", "version", "the newest of gcc.installs when its libstdc++ headers (/usr/include/c++/<version>) are missing; null when they exist or there is no GCC there"),
     ("tools.hip_version", "version", "HIP version hipcc reports (hipcc --version with HIP_PLATFORM=amd)"),
     ("tools.hip_clang", "str", "clang++ that hipcc's platform detection would find (HIP_CLANG_PATH, else <ROCM_PATH>/llvm/bin or <ROCM_PATH>/bin, else clang++ on PATH); null when none exists"),
     ("tools.nvcc", "str", "nvcc on PATH or $CUDA_PATH/bin/nvcc (default /usr/local/cuda); null when absent"),
@@ -495,6 +504,9 @@ def _p_devices(F: _Facts) -> None:
           "access(/dev/dri/renderD*, R_OK|W_OK)")
     F.put("dev.dri.group", _node_info(nodes[0])["group"] if nodes else None, "stat /dev/dri/renderD*")
     F.put("dev.dxg.present", os.path.exists("/dev/dxg"), "file /dev/dxg")
+    F.put("dev.infiniband.present", bool(glob.glob("/dev/infiniband/uverbs*")), "files /dev/infiniband/uverbs*")
+    if os.path.isdir("/sys/class"):
+        F.put("rdma.devices", len(glob.glob("/sys/class/infiniband/*")), "files /sys/class/infiniband/*")
     F.put("user.uid", os.getuid(), "getuid()")
     F.put("user.is_root", os.getuid() == 0, "getuid()")
     names = set()
@@ -551,7 +563,7 @@ def _p_pci(F: _Facts) -> None:
     base = "/sys/bus/pci/devices"
     if not os.path.isdir(base):
         return
-    amd = nv = 0
+    amd = nv = unbound = 0
     types = []
     for dev in sorted(glob.glob(os.path.join(base, "*"))):
         try:
@@ -563,6 +575,8 @@ def _p_pci(F: _Facts) -> None:
             continue
         if vendor == "0x1002":
             amd += 1
+            if not os.path.lexists(os.path.join(dev, "driver")):
+                unbound += 1
             try:
                 types.append(_read(os.path.join(dev, "iommu_group", "type"), 64).strip())
             except OSError:
@@ -572,6 +586,7 @@ def _p_pci(F: _Facts) -> None:
     src = f"files {base}/*/vendor,class"
     F.put("gpu.pci_amd_count", amd, src)
     F.put("gpu.pci_nvidia_count", nv, src)
+    F.put("gpu.pci_amd_unbound", unbound, f"files {base}/*/driver (AMD GPUs)")
     if amd and os.path.isdir("/sys/kernel/iommu_groups"):
         F.put("iommu.gpu_domain_types", sorted(set(types)), f"files {base}/*/iommu_group/type")
 
@@ -669,7 +684,7 @@ def _amdhip_prefix(path: str) -> str:
 
 
 def _p_libs(F: _Facts, timeout: float) -> None:
-    found, in_ldp = [], []
+    found, in_ldp, verbs = [], [], []
     for d in (os.environ.get("LD_LIBRARY_PATH") or "").split(":"):
         if not d:
             continue
@@ -677,21 +692,75 @@ def _p_libs(F: _Facts, timeout: float) -> None:
         if hits:
             in_ldp.append(d)
             found += hits
+        verbs += sorted(glob.glob(os.path.join(d, "libibverbs.so*")))
     F.put("libs.amdhip64_ld_library_path", in_ldp, "files $LD_LIBRARY_PATH/libamdhip64.so*")
     exe = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None)
-    src = "files $LD_LIBRARY_PATH/libamdhip64.so*"
+    src = "files $LD_LIBRARY_PATH/{lib}.so*"
     if exe:
         _, out = run_cmd([exe, "-p"], timeout)
         found += re.findall(r"^\s*libamdhip64\.so\S*\s.*=>\s*(\S+)\s*$", out, re.M)
+        verbs += re.findall(r"^\s*libibverbs\.so\S*\s.*=>\s*(\S+)\s*$", out, re.M)
         src += ", command ldconfig -p"
     elif not in_ldp:
         raise RuntimeError("no ldconfig to read the loader cache")
-    uniq, seen = [], set()
-    for p in found:
+    F.put("libs.amdhip64", _uniq(found), src.format(lib="libamdhip64"))
+    F.put("libs.ibverbs", _uniq(verbs), src.format(lib="libibverbs"))
+
+
+def _uniq(items: list) -> list:
+    out, seen = [], set()
+    for p in items:
         if p not in seen:
             seen.add(p)
-            uniq.append(p)
-    F.put("libs.amdhip64", uniq, src)
+            out.append(p)
+    return out[:MAX_LIST]
+
+
+def _gcc_installs(machine: str, root: str = "/") -> tuple[list[str], str | None]:
+    """GCC installations under /usr/lib/gcc/<machine>-linux-gnu/ with crtbegin.o (Debian/Ubuntu layout), oldest
+    first, and the newest one if its libstdc++ headers (/usr/include/c++/<version>) are missing."""
+    from . import versions
+    base = os.path.join(root, "usr", "lib", "gcc", f"{machine}-linux-gnu")
+    vers = [n for n in (os.listdir(base) if os.path.isdir(base) else [])
+            if versions.parse(n) is not None and os.path.isfile(os.path.join(base, n, "crtbegin.o"))]
+    vers.sort(key=lambda n: versions.parse(n))
+    if not vers:
+        return [], None
+    newest = vers[-1]
+    has_headers = os.path.isdir(os.path.join(root, "usr", "include", "c++", newest))
+    return vers, (None if has_headers else newest)
+
+
+def _p_gcc(F: _Facts) -> None:
+    machine = _pf.machine()
+    if not machine:
+        raise RuntimeError("unknown CPU architecture")
+    vers, missing = _gcc_installs(machine)
+    src = f"files /usr/lib/gcc/{machine}-linux-gnu/*/crtbegin.o"
+    F.put("gcc.installs", vers, src)
+    F.put("gcc.newest_without_cxx_headers", missing, src + ", /usr/include/c++/<newest>")
+
+
+def miopen_user_dirs_unwritable(env: dict | None = None) -> list[str]:
+    """MIOpen's user database and kernel cache directories that this process can neither write nor create."""
+    env = os.environ if env is None else env
+    bad = []
+    for var, default in (("MIOPEN_USER_DB_PATH", "~/.config/miopen"), ("MIOPEN_CUSTOM_CACHE_DIR", "~/.cache/miopen")):
+        path = os.path.expanduser(env.get(var) or default)
+        if not os.path.isabs(path):
+            continue            # no home directory to resolve ~ against: MIOpen's own choice is unknown here
+        d = path
+        while not os.path.lexists(d) and os.path.dirname(d) != d:
+            d = os.path.dirname(d)
+        if not (os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK)):
+            bad.append(path)
+    return bad
+
+
+def _p_miopen_user(F: _Facts) -> None:
+    F.put("miopen.user_dirs_unwritable", miopen_user_dirs_unwritable(),
+          "access(W_OK) on $MIOPEN_USER_DB_PATH or ~/.config/miopen, $MIOPEN_CUSTOM_CACHE_DIR or ~/.cache/miopen "
+          "(or their nearest existing parent)")
 
 
 def _p_rocminfo(F: _Facts, timeout: float) -> None:
@@ -891,7 +960,8 @@ def collect(timeout: float = DEFAULT_TIMEOUT, python: str | None = None, do_impo
         futs = [pool.submit(F.probe, name, fn) for name, fn in slow.items()]
         for name, fn in (("os", _p_os), ("container", _p_container), ("kernel", _p_kernel),
                          ("devices", _p_devices), ("kfd-topology", _p_kfd), ("pci", _p_pci),
-                         ("nvidia-files", _p_nvidia_files), ("rocm", _p_rocm), ("tools", _p_tools), ("env", _p_env)):
+                         ("nvidia-files", _p_nvidia_files), ("rocm", _p_rocm), ("tools", _p_tools), ("env", _p_env),
+                         ("gcc", _p_gcc), ("miopen-user", _p_miopen_user)):
             F.probe(name, fn)
         cf.wait(futs)
     if not F.has("gpu.gfx") and (F.get("gpu.pci_amd_count") or 0) > 0:

@@ -15,7 +15,9 @@ import sys
 
 # Distributions whose presence or version an entry's trigger names (pip names).
 NAMED_PACKAGES = ("vllm", "flash-attn", "hip", "hip-python", "xformers", "torchvision", "torchaudio", "triton",
-                  "pytorch-triton-rocm", "onnxruntime-rocm", "tensorflow-rocm")
+                  "pytorch-triton-rocm", "onnxruntime-rocm", "tensorflow-rocm", "bitsandbytes", "jax", "jaxlib",
+                  "jax-rocm7-plugin", "jax-rocm60-plugin", "amdsmi", "onnxruntime", "onnxruntime-gpu",
+                  "onnxruntime-migraphx")
 # Importable names whose compiled modules may carry a CUDA build (RMN-0006): looked at without importing them.
 EXTENSION_MODULES = ("flash_attn_2_cuda", "flash_attn", "vllm", "xformers", "torchvision", "torchaudio")
 _CUDA_NEEDED = re.compile(r"^(libcudart\.so|libtorch_cuda\.so|libc10_cuda\.so)")
@@ -42,10 +44,12 @@ def _dist_version(name):
         from importlib import metadata
     except ImportError:
         return None
-    try:
-        return metadata.version(name)
-    except Exception:
-        return None
+    for n in (name, name.replace("-", "_")):   # older importlib.metadata does not normalise '-' and '_'
+        try:
+            return metadata.version(n)
+        except Exception:
+            continue
+    return None
 
 
 def _literal(text, key):

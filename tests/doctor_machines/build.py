@@ -33,10 +33,13 @@ def base() -> dict:
         "kernel.nvidia_loaded": False, "numa.nodes": 1, "iommu.enabled": False,
         "dev.kfd.present": False, "dev.kfd.rw": None, "dev.kfd.group": None, "dev.kfd.mode": None,
         "dev.dri.present": False, "dev.dri.render_nodes": 0, "dev.dri.render_rw": None, "dev.dri.group": None,
-        "dev.dxg.present": False, "user.uid": 1000, "user.is_root": False, "user.groups": ["dev", "sudo"],
-        "gpu.kfd_present": False, "gpu.kfd_count": 0, "gpu.pci_amd_count": 0, "gpu.pci_nvidia_count": 0,
+        "dev.dxg.present": False, "dev.infiniband.present": False, "rdma.devices": 0, "user.uid": 1000, "user.is_root": False, "user.groups": ["dev", "sudo"],
+        "gpu.kfd_present": False, "gpu.kfd_count": 0, "gpu.pci_amd_count": 0, "gpu.pci_amd_unbound": 0,
+        "gpu.pci_nvidia_count": 0,
         "nvidia.present": False, "rocm.installs": [], "rocm.versions": [], "rocm.default_path": None,
         "rocm.default_version": None, "libs.amdhip64": [], "libs.amdhip64_ld_library_path": [],
+        "libs.ibverbs": ["/lib/x86_64-linux-gnu/libibverbs.so.1"], "miopen.user_dirs_unwritable": [],
+        "gcc.installs": ["11"], "gcc.newest_without_cxx_headers": None,
         "rocblas.library_dir": None, "miopen.db_dir": None,
         "tools.hipcc": None, "tools.hip_clang": None, "tools.nvcc": None, "tools.cmake": "/usr/bin/cmake",
         "tools.ollama": None, "tools.rocminfo": None, "tools.amd_smi": None,
@@ -131,6 +134,47 @@ MACHINES["cpu-laptop"] = m
 m = merge(base(), amd_host("gfx908", 2), {"gpu.xgmi_links": 0, "iommu.gpu_domain_types": ["DMA"], "numa.nodes": 1},
          rocm_torch(["gfx908", "gfx908"], ARCH_62, ["gfx908", "gfx90a", "gfx942"]))
 MACHINES["pcie-2x-mi100"] = m
+
+# A rootless Podman container on an HPC node with four MI300A APUs (gfx942) and InfiniBand, started with --read-only
+# (the home directory in the image cannot be written) and with /dev/kfd and /dev/dri but not /dev/infiniband; the
+# image has no rdma-core, and the launch script raises NCCL_MIN_NCHANNELS to 112 following tuning advice.
+m = merge(base(), amd_host("gfx942", 4, rocm="6.3.0"),
+          {"container.detected": True, "container.kind": "podman", "numa.nodes": 4, "gpu.xgmi_links": 12,
+           "iommu.gpu_domain_types": ["identity"], "gpu.names": ["AMD Instinct MI300A"], "rdma.devices": 4,
+           "dev.infiniband.present": False, "libs.ibverbs": [], "env.NCCL_MIN_NCHANNELS": "112",
+           "miopen.user_dirs_unwritable": ["/home/dev/.config/miopen", "/home/dev/.cache/miopen"]},
+          rocm_torch(["gfx942"] * 4, ARCH_62, ["gfx90a", "gfx942"], version="2.6.0+rocm6.3", hip="6.3.42131-fa1d09cbd"))
+MACHINES["mi300a-podman-ib"] = m
+
+# A Radeon RX 6800 XT (gfx1030) workstation set up by pip: a TheRock ROCm 7.12 PyTorch 2.14 in the venv beside the
+# system ROCm 6.4.1 and Ubuntu's HIP 5.7 runtime, bitsandbytes 0.49, vLLM without amdsmi, the CUDA onnxruntime-gpu,
+# JAX without a ROCm plugin, HIPCXX and AMD_LOG_LEVEL left in the shell profile, gcc-12 pulled in without its
+# libstdc++ headers, and a second card in the box that amdgpu did not take.
+m = merge(base(), amd_host("gfx1030", 1, rocm="6.4.1"),
+          {"os.distro_version": "24.04", "gpu.names": ["AMD Radeon RX 6800 XT"], "gpu.xgmi_links": 0,
+           "gpu.pci_amd_count": 2, "gpu.pci_amd_unbound": 1, "iommu.gpu_domain_types": ["identity"],
+           "kernel.cmdline": "BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=0 ro iommu=pt quiet splash",
+           "libs.amdhip64": ["/opt/rocm-6.4.1/lib/libamdhip64.so.6", "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"],
+           "gcc.installs": ["11", "12"], "gcc.newest_without_cxx_headers": "12",
+           "env.HIPCXX": "/opt/rocm/bin/hipcc", "env.AMD_LOG_LEVEL": "4",
+           "pkg.bitsandbytes": "0.49.2", "pkg.vllm": "0.11.0", "pkg.onnxruntime_gpu": "1.22.0", "pkg.jax": "0.6.2",
+           "pkg.jaxlib": "0.6.2"},
+          rocm_torch(["gfx1030"], ["gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201"], ["gfx1030", "gfx1100"],
+                     version="2.14.0+rocm7.12.0", hip="7.12.60610-5a6b2c1d"))
+MACHINES["rdna2-pip-workstation"] = m
+
+# WSL2 on Windows with a Radeon RX 7900 XTX: ROCm 6.1.3 for WSL in /opt/rocm (rocminfo reaches the GPU through
+# /dev/dxg, no /dev/kfd, no AMD device on the virtual PCI bus) and the pytorch.org ROCm 6.1 wheel, whose bundled
+# libhsa-runtime64 finds no GPU.
+m = merge(base(), {"os.wsl": True, "os.kernel": "5.15.153.1-microsoft-standard-WSL2", "cpu.hypervisor": True,
+                   "dev.dxg.present": True, "rocm.installs": ["/opt/rocm-6.1.3"], "rocm.versions": ["6.1.3-122"],
+                   "rocm.default_path": "/opt/rocm-6.1.3", "rocm.default_version": "6.1.3-122",
+                   "libs.amdhip64": ["/opt/rocm-6.1.3/lib/libamdhip64.so.6"], "tools.rocminfo": "/opt/rocm-6.1.3/bin/rocminfo",
+                   "tools.hipcc": "/opt/rocm-6.1.3/bin/hipcc", "tools.hip_clang": "/opt/rocm-6.1.3/llvm/bin/clang++",
+                   "tools.hip_version": "6.1.40093-bd86f1708"},
+          rocm_torch([], ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"], ["gfx1100", "gfx90a"],
+                     version="2.4.1+rocm6.1", hip="6.1.40091-a8dbc0c19"))
+MACHINES["wsl2-radeon-rocm61"] = m
 
 
 def document(values: dict) -> dict:
