@@ -33,7 +33,10 @@ SAMPLE_PATTERN = (r"error|fail|fatal|abort|panic|exception|unable|cannot|can't|c
                   r"illegal|denied|refused|missing|not found|no such|undefined|unsupported|not supported|"
                   r"timeout|timed out|\bhang|stuck|killed|segmentation|core dumped|out of memory|warning|"
                   r"\bslow|mismatch|incorrect|wrong|crash|broken|problem|\bissue|doesn't|does not|not work|"
-                  r"instead of|expected|degrad|regress")
+                  r"instead of|expected|degrad|regress|"
+                  # a person describing trouble in prose: a question, first-person attempts, asking for help
+                  r"\?[ \t]*$|any idea|\bhow (?:to|can|do)\b|is there a|\bi (?:get|got|tried|see)\b|"
+                  r"i'm trying|i am trying|won't|very low|too low|much lower|poor perf")
 SAMPLE_EXTRA = (SAMPLE_NAME, r"(?:" + SAMPLE_PATTERN + r")", True, SAMPLE_CAP)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
