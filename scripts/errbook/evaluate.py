@@ -5,7 +5,8 @@ Labelled logs live in tests/triage_eval/:
   unseen/<name>.log + .yaml  {expect | none, source, thread, kind} logs from threads no signature was written from
   benign/<name>.log + .yaml  {source}                            normal output that must match nothing
 
-A labelled log is *seen* when its thread is cited by any entry (an example, counter-example or reference):
+A labelled log is *seen* when its thread (or the thread it duplicates: `duplicate_of`) is cited by any entry (an
+example, counter-example or reference):
 its figures are training-set figures. Every other log is *unseen*, and falls, by a hash of its thread, into the
 *dev* split (thresholds are calibrated there) or the *test* split (the figures to believe). Benign logs split
 the same way by name. The second stage is scored leave-one-thread-out: examples from the log's own thread are
@@ -109,7 +110,8 @@ class Evaluator:
         rows = []
         for c in self.labelled:
             thread = retrieval.thread_of(c.get("thread") or c.get("source", ""))
-            seen = thread in self.cited
+            # A log pasted again in another thread (duplicate_of) is as seen as the thread it repeats.
+            seen = thread in self.cited or retrieval.thread_of(c.get("duplicate_of", "")) in self.cited
             res = ranking.decide(self._prepared(c, self.index_for(thread)), know, cal)
             got = [r["id"] for r in res]
             exp = str(c.get("expect", "none"))
