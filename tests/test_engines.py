@@ -94,3 +94,21 @@ def test_cleaning_and_tokens_are_identical(kb):
     texts = ["hipErrorNoBinaryForGpu HIP_VISIBLE_DEVICES gfx1100 libamdhip64.so.6 /opt/rocm-6.2/lib/x.so 0xdeadbeef",
              "找不到设备 显存不足 RuntimeError: No HIP GPUs are available", "TensileLibrary_lazy_gfx942.dat v6.2.4"]
     assert node({"bundle": b, "texts": texts}) == [retrieval.tokens(t) for t in texts]
+
+
+@pytest.mark.parametrize("machine", ["radeon-bad-override", "mi300x-node", "cuda-h200"])
+def test_a_machine_facts_file_reranks_alike_in_both_engines(kb, machine):
+    """errbook triage --facts FILE and the paste page with the same facts file give the same answers."""
+    from errbook import checks, facts as facts_mod
+    active, m, know, b = kb
+    text = (REPO / "tests" / "doctor_machines" / f"{machine}.json").read_text(encoding="utf-8")
+    values = facts_mod.values_of(json.loads(text))
+    mf, bonus = checks.to_log_facts(values), checks.machine_bonus(active, values)
+    cases = corpus_cases(active)[:400]
+    js = node({"bundle": b, "cases": cases, "facts": text})
+    for c in cases:
+        scan = m.new_scan()
+        m.feed_text(scan, c["text"])
+        py = json.loads(json.dumps(ranking.rank(scan, know, machine_facts=mf, machine_bonus=bonus)))
+        assert py == js[c["name"]], c["name"]
+    assert bonus or machine == "cuda-h200"

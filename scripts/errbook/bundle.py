@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import logfacts, retrieval, triage
+from . import checks, logfacts, retrieval, triage
 
 
 def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | None = None) -> dict:
@@ -24,4 +24,8 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
                        "env": logfacts._ENV.pattern, "plus": logfacts.PLUS, "minus": logfacts.MINUS,
                        "low": logfacts.LOW, "high": logfacts.HIGH}
     out["profiles"] = {e.id: logfacts.profile(e) for e in active if not e.withdrawn}
+    # Machine checks, so a facts file (errbook doctor --collect) can re-rank in the page as in the CLI.
+    out["checks"] = {e.id: (e.get("triggers") or {}).get("checks") for e in active
+                     if not e.withdrawn and (e.get("triggers") or {}).get("checks")}
+    out["check_bonus"] = checks.BONUS
     return out

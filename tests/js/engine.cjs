@@ -1,5 +1,6 @@
 // Runs the paste page's engine (scripts/errbook/assets/engine.js) under Node.js for tests/test_engines.py.
-// stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}]}  -> stdout: {"name": [results], ..., "__ms": n}
+// stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}], "facts"?: "<facts file text>"}
+//                                                                  -> stdout: {"name": [results], ..., "__ms": n}
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
 //    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
 const path = require("path");
@@ -20,7 +21,8 @@ process.stdin.on("end", () => {
   }
   const out = {};
   const t0 = Date.now();
-  for (const c of req.cases) out[c.name] = engine.matchText(eng, c.text, "");
+  const machine = req.facts ? engine.readFacts(req.facts).values : null;
+  for (const c of req.cases) out[c.name] = engine.matchText(eng, c.text, "", machine);
   out.__ms = Date.now() - t0;
   process.stdout.write(JSON.stringify(out));
 });

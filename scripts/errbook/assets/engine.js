@@ -136,7 +136,7 @@
       roles: bundle.roles, sigs: bundle.signatures,
       sigRe: bundle.signatures.map((s) => new RegExp(s.steps[0], s.ignore_case ? "i" : "")), cosmetic: new Set(bundle.cosmetic || []), vetoes: vetoes,
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
-      profiles: bundle.profiles || {},
+      profiles: bundle.profiles || {}, checks: bundle.checks || {}, checkBonus: bundle.check_bonus || 0,
       facts: {
         gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
         torch: lf.torch ? new RegExp(lf.torch, "i") : null, env: lf.env ? new RegExp(lf.env, "g") : null,
@@ -349,6 +349,92 @@
     return [Math.max(f.low, Math.min(f.high, f.plus * plus - f.minus * minus)), why];
   }
 
+  // ---- a machine's facts (checks.py): `errbook doctor --collect` output, read in the page ---------------------
+  function same(a, b) {
+    if (typeof a === "boolean" || typeof b === "boolean") return a === b;
+    if (typeof a === "number" && typeof b === "number") return a === b;
+    return typeof a === typeof b && a === b;
+  }
+  const rxCache = new Map();
+  function rx(p) { if (!rxCache.has(p)) rxCache.set(p, new RegExp(p)); return rxCache.get(p); }
+  function positive(op, arg, v) {
+    if (v === null) return false;
+    if (Array.isArray(v)) {
+      if (op === "in") return v.some((x) => arg.some((a) => same(x, a)));
+      if (op === "matches") return v.some((x) => typeof x === "string" && rx(arg).test(x));
+      if (op === "contains") return v.some((x) => same(x, arg));
+      if (op === "count_gte") return v.length >= arg;
+      if (op === "count_lte") return v.length <= arg;
+      if (op === "version") return v.some((x) => typeof x === "string" && inRange(x, arg) === true);
+      return false;
+    }
+    if (op === "equals") return same(v, arg);
+    if (op === "in") return arg.some((a) => same(v, a));
+    if (op === "matches") return typeof v === "string" && rx(arg).test(v);
+    if (op === "contains") return typeof v === "string" && typeof arg === "string" && v.indexOf(arg) >= 0;
+    if (op === "version") return typeof v === "string" ? inRange(v, arg) : false;
+    if (op === "gte" || op === "lte") {
+      if (typeof v !== "number") return false;
+      return op === "gte" ? v >= arg : v <= arg;
+    }
+    return false;
+  }
+  const OPERATORS = ["present", "equals", "not_equals", "in", "not_in", "matches", "not_matches", "version",
+                     "contains", "not_contains", "count_gte", "count_lte", "gte", "lte"];
+  const NEGATIVE = { not_equals: "equals", not_in: "in", not_matches: "matches", not_contains: "contains" };
+  function holds(cond, values) {
+    const ops = Object.keys(cond).filter((k) => OPERATORS.indexOf(k) >= 0);
+    if (ops.length !== 1 || !(cond.fact in values)) return null;
+    const op = ops[0], v = values[cond.fact], arg = cond[op];
+    if (op === "present") return (v !== null) === Boolean(arg);
+    if (op in NEGATIVE) { const r = positive(NEGATIVE[op], arg, v); return r === null ? null : !r; }
+    return positive(op, arg, v);
+  }
+  function checkHolds(check, values) {
+    const states = (check.when || []).map((c) => holds(c, values));
+    if (states.some((x) => x === false)) return false;
+    if (states.some((x) => x === null)) return null;
+    return true;
+  }
+
+  /** A facts document (errbook doctor --collect) -> {values, error}. Never throws. */
+  function readFacts(text) {
+    let doc;
+    try { doc = JSON.parse(text); } catch (e) { return { values: null, error: "not JSON: " + e.message }; }
+    if (!doc || typeof doc !== "object" || !doc.facts || typeof doc.facts !== "object" || Array.isArray(doc.facts))
+      return { values: null, error: "not an errbook facts file (no \"facts\" object): make it with errbook doctor --collect" };
+    const values = {};
+    for (const [k, v] of Object.entries(doc.facts)) {
+      if (!v || typeof v !== "object" || !("value" in v)) return { values: null, error: `fact ${k} has no value` };
+      values[k] = v.value;
+    }
+    return { values: values, error: null };
+  }
+
+  function parseVersionTriple(v) { const p = parseVersion(v); return p ? p.slice(0, 3).join(".") : null; }
+
+  /** Doctor facts in the shape of the log's own facts, and the bonus of entries whose checks hold there. */
+  function machineOf(eng, values) {
+    const facts = {};
+    // Python's `a or b`: an empty list or string falls through to the next fact
+    const truthy = (x) => (Array.isArray(x) ? x.length > 0 : Boolean(x));
+    const first = (...xs) => { for (const x of xs) if (truthy(x)) return x; return xs[xs.length - 1]; };
+    const gfx = first(values["gpu.runtime_gfx"], values["gpu.gfx"], values["torch.gfx"]);
+    if (Array.isArray(gfx) && gfx.length) facts.gfx = uniqSorted(gfx);
+    const rocm = first(values["rocm.default_version"], values["torch.hip"]);
+    if (typeof rocm === "string" && parseVersion(rocm)) facts.rocm = parseVersionTriple(rocm);
+    const tv = values["torch.version"];
+    if (typeof tv === "string" && parseVersion(tv)) facts.torch = parseVersionTriple(tv);
+    const env = Object.keys(values).filter((n) => n.startsWith("env.") && values[n] !== null).map((n) => n.slice(4));
+    if (env.length) facts.env = uniqSorted(env);
+    const bonus = {};
+    for (const [id, checks] of Object.entries(eng.checks)) {
+      const says = checks.filter((c) => checkHolds(c, values) === true).map((c) => "this machine: " + c.says);
+      if (says.length) bonus[id] = [eng.checkBonus, says];
+    }
+    return { facts: facts, bonus: bonus };
+  }
+
   // ---- second stage (retrieval.py) --------------------------------------------------------------------------
   const UPPER = /[A-Z]/g;
   function lower(s) { return s.replace(UPPER, (c) => String.fromCharCode(c.charCodeAt(0) + 32)); }
@@ -410,12 +496,15 @@
   }
 
   // ---- ranking (ranking.py) -----------------------------------------------------------------------------------
-  function rank(eng, scan) {
+  function rank(eng, scan, machine) {
     const facts = factsFromNotes(eng, scan.notes);
+    const bonus = machine ? machine.bonus : {};
+    if (machine) for (const [k, v] of Object.entries(machine.facts)) if (!(k in facts)) facts[k] = v;
     const res = results(scan);
     if (res.length) {
       for (const r of res) {
-        const [delta, why] = adjust(eng, eng.profiles[r.id] || {}, facts);
+        let [delta, why] = adjust(eng, eng.profiles[r.id] || {}, facts);
+        if (bonus[r.id]) { delta += bonus[r.id][0]; why = why.concat(bonus[r.id][1]); }
         if (delta || why.length) { r.score += delta; r.environment = why; }
       }
       res.sort((a, b) => (a.standing - b.standing) || (b.score - a.score) || cmpStr(a.id, b.id));
@@ -427,23 +516,27 @@
     const adjusted = [];
     for (const [s0, i] of ranked) {
       let s = s0;
-      if (!i.startsWith("benign:")) { const [delta] = adjust(eng, eng.profiles[i] || {}, facts); s = s * (1 + delta / 100); }
+      if (!i.startsWith("benign:")) {
+        const [delta] = adjust(eng, eng.profiles[i] || {}, facts);
+        s = s * (1 + (delta + (bonus[i] ? bonus[i][0] : 0)) / 100);
+      }
       adjusted.push([s, i]);
     }
     adjusted.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
     const out = decide(adjusted, qnorm, distinct, eng.cal, 3);
     for (const r of out) {
       r.standing = 0;
-      const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1];
+      const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1].concat(bonus[r.id] ? bonus[r.id][1] : []);
       if (why.length) r.environment = why;
     }
     return out;
   }
 
-  function matchText(eng, text, source) {
+  /** Both stages over a text; machineValues: the values of a facts file (readFacts), or null. */
+  function matchText(eng, text, source, machineValues) {
     const scan = newScan(eng);
     feedText(eng, scan, text, source);
-    return rank(eng, scan);
+    return rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
   }
 
   function prepareRetrieval(bundle) {
@@ -453,7 +546,7 @@
 
   const api = {
     compile: (bundle) => compile(prepareRetrieval(bundle)), clean: (raw, spec) => clean(capRaw(raw, spec.rawCap), spec),
-    matchText: matchText, tokens: tokens, inRange: inRange,
+    matchText: matchText, tokens: tokens, inRange: inRange, readFacts: readFacts,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;
