@@ -33,7 +33,6 @@ EXPECTED = {
     "cpu-laptop": set(),
     "pcie-2x-mi100": {("RMN-0095", "iommu-translating-pcie-multi-gpu"), ("RMN-0095", "no-iommu-pt-pcie-multi-gpu")},
     "mi300a-podman-ib": {("RMN-0163", "miopen-dirs-unwritable-torch"), ("RMN-0163", "miopen-dirs-unwritable-system"),
-                         ("RMN-0165", "container-without-rdma-devices"), ("RMN-0165", "rdma-without-libibverbs"),
                          ("RMN-0193", "container-without-rdma-devices"), ("RMN-0193", "rdma-without-libibverbs"),
                          ("RMN-0202", "min-nchannels-above-64-torch"), ("RMN-0202", "min-nchannels-above-64-system")},
     "rdna2-pip-workstation": {("RMN-0131", "newest-gcc-without-libstdcxx-hipcc"),

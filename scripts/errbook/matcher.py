@@ -20,6 +20,7 @@ Ranking (the same rules in engine.js):
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field
 
 import re2
@@ -294,6 +295,8 @@ class Matcher:
         self.single_pid = {i: pid for pid, i in enumerate(self.single_of) if i >= 0}
         self._prefilter = None
         self._note_prefilters: dict = {}
+        # One engine for every prefilter of this matcher, chosen now (ERRBOOK_PREFILTER=re2 forces the fallback)
+        self.engine = os.environ.get("ERRBOOK_PREFILTER") or "auto"
         self._exact = None
         self._fast = None
 
@@ -329,7 +332,7 @@ class Matcher:
         """The chunk prefilter of the signatures (built on first use: compiling costs a few hundred ms)."""
         if self._prefilter is None:
             from .prefilter import Prefilter
-            self._prefilter = Prefilter(self.patterns, exclude=self.note_ids)
+            self._prefilter = Prefilter(self.patterns, self.engine, exclude=self.note_ids)
         return self._prefilter
 
     def note_prefilter(self, names: frozenset[str]):
@@ -337,7 +340,8 @@ class Matcher:
         if names not in self._note_prefilters:
             from .prefilter import Prefilter
             keep = {i for i in self.note_ids if self.pattern_role[i][1] in names}
-            self._note_prefilters[names] = Prefilter(self.patterns, exclude=set(range(len(self.patterns))) - keep)
+            self._note_prefilters[names] = Prefilter(self.patterns, self.engine,
+                                                     exclude=set(range(len(self.patterns))) - keep)
         return self._note_prefilters[names]
 
     def match_ids(self, sub: str) -> list[int]:

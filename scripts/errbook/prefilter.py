@@ -10,11 +10,10 @@ The candidates are verified on the cleaned sub-lines by Matcher.verify.
 
 Both are supersets: a pattern that matches a cleaned sub-line also matches the probe of its raw line
 (normalize.probe), because cleaning only keeps substrings of the probe. A pattern is searched with its ^/$
-dropped; a pattern with an inner anchor is searched through its literal anchors instead.
+anchors dropped (a superset of what it matches).
 """
 from __future__ import annotations
 
-import os
 import re
 
 import re2
@@ -25,21 +24,28 @@ ID_SPACE = 1 << 16          # a hit is encoded as end offset * ID_SPACE + patter
 UNKNOWN = ID_SPACE - 1      # the engine found a candidate line but not which pattern
 
 
-def loose(pattern: str) -> str | None:
-    """The pattern with its outer ^/$ dropped, or None when another anchor remains inside it."""
-    q = pattern[1:] if pattern.startswith("^") else pattern
-    if q.endswith("$") and not q.endswith("\\$"):
-        q = q[:-1]
-    if re.search(r"(?<![\\\[])[\^$]", q):
-        return None
-    return q
+def loose(pattern: str) -> str:
+    """The pattern with every ^ and $ anchor dropped (outside character classes and escapes): it matches
+    wherever the pattern matches, also inside a raw line whose cleaned form starts later."""
+    out, esc, in_class = [], False, False
+    for i, ch in enumerate(pattern):
+        if esc:
+            esc = False
+        elif ch == "\\":
+            esc = True
+        elif in_class:
+            if ch == "]" and pattern[i - 1] != "[" and pattern[max(0, i - 2):i] != "[^":
+                in_class = False
+        elif ch == "[":
+            in_class = True
+        elif ch in "^$":
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 def _search_forms(pattern: str, ignore_case: bool, anchors: list[str]) -> list[tuple[str, bool]]:
-    q = loose(pattern)
-    if q is not None:
-        return [(q, ignore_case)]
-    return [(re2.escape(a), ignore_case) for a in anchors]
+    return [(loose(pattern), ignore_case)]
 
 
 class _Hyperscan:
@@ -100,7 +106,7 @@ class Prefilter:
                  exclude: set[int] = frozenset()):
         forms = [(f, ic, i) for i, (p, ic, anchors) in enumerate(patterns) if i not in exclude
                  for f, ic in _search_forms(p, ic, anchors)]
-        engine = engine or os.environ.get("ERRBOOK_PREFILTER") or "auto"
+        engine = engine or "auto"
         self.engine = None
         if engine in ("auto", "hyperscan") and forms:
             try:
