@@ -521,3 +521,14 @@ def test_site_shows_the_checkable_part_in_plain_words(active):
     assert "Not checkable on a machine" in sitegen.machine_checks_md(by_id["RMN-0001"].data)
     page = sitegen.machine_checks_page(active, facts.VOCAB)
     assert page.count("| [RMN-") >= 25 and "`gpu.amd_count`" in page and "`HSA_OVERRIDE_GFX_VERSION`" in page
+
+
+def test_the_recorded_h200_run_is_a_cuda_machine_with_nothing_amd_flagged(active):
+    """Facts collected on the borrowed NVIDIA H200 on 2026-12-01 (errbook doctor --collect there): doctor
+    must call it a CUDA machine, find nothing and leave nothing unknown."""
+    rec = MACHINES / "recorded" / "h200-2026-12-01.json"
+    rep = doctor.report(facts.load(str(rec)), active)
+    assert rep["machine"]["kind"] == "nvidia" and rep["machine"]["lines"][0].startswith("CUDA machine: NVIDIA H200")
+    assert findings(rep) == set()
+    txt = (MACHINES / "recorded" / "h200-2026-12-01.doctor.txt").read_text()
+    assert "No known problem applies to this machine" in txt and "doctor exit 0" in txt
