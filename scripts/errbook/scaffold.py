@@ -58,9 +58,16 @@ schema_version: "{schema}"
 id: {id}
 published: "{now}"
 modified: "{now}"
+reviewed: "TODO YYYY-MM-DD, the day you checked every statement against its sources"
+applies_to:
+  - component: rocm
+    versions: "TODO a range such as '>=6.2' (or 'any')"
+    evidence: TODO what fixes the boundary (release notes, the PR that changed it, the docs version you read).
 class: {klass}
 title: "{title}"
 title_zh: "TODO 中文标题"
+cause: "TODO the cause in one line (what an on-call reader needs first)"
+cause_zh: "TODO 一句话原因"
 tags: [todo]
 summary: >-
   TODO: one paragraph a reader understands during an incident.
@@ -68,6 +75,8 @@ summary_zh: >-
   TODO：中文摘要。
 symptoms:
   - TODO what the engineer sees.
+symptoms_zh:
+  - TODO 中文症状。
 signatures:
   - id: main
     priority: 3
@@ -86,6 +95,7 @@ root_cause: >-
   TODO why it happens.
 fix:
   - step: TODO first step.
+    step_zh: TODO 第一步。
 verification:
   runbook: runbooks/{klass}/{id}.ipynb
   tiers: [static]
