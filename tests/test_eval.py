@@ -55,6 +55,6 @@ def test_second_stage_is_scored_leave_one_thread_out(tmp_path):
     full = ev.index_for("")
     loto = ev.index_for(thread)
     q = retrieval.tokens(ex["text"])
-    s_full = dict((i, s) for s, i in full.scores(q)).get(e.id, 0)
-    s_loto = dict((i, s) for s, i in loto.scores(q)).get(e.id, 0)
+    s_full = dict((i, s) for s, i in full.scores(q)[0]).get(e.id, 0)
+    s_loto = dict((i, s) for s, i in loto.scores(q)[0]).get(e.id, 0)
     assert s_loto < s_full
