@@ -24,7 +24,9 @@ import yaml
 from . import entries as entries_mod
 from . import ranking, retrieval, triage
 
-FLOORS = {"top1": 0.70, "top3": 0.85, "false_positive_rate": 0.01}   # on unseen test logs / all benign logs
+# The targets of issue 9 (on unseen test logs / all benign logs). Calibration holds dev benign logs to the
+# false-positive target; the test suite guards regression floors set from measured figures (tests/test_eval.py).
+TARGETS = {"top1": 0.70, "top3": 0.85, "false_positive_rate": 0.01}
 
 
 def split_of(key: str) -> str:
@@ -166,7 +168,7 @@ class Evaluator:
             res = self.run(cal)
             dev = res["unseen_dev"]
             fp_dev = sum(f["split"] == "dev" for f in res["false_positives"])
-            if fp_dev / n_dev > FLOORS["false_positive_rate"]:
+            if fp_dev / n_dev > TARGETS["false_positive_rate"]:
                 continue
             key = (dev["top1"] or 0, dev["top3"] or 0, -(dev["confidently_wrong"] or 0),
                    benign_margin, min_distinct, min_score, margin)        # ties: the most cautious thresholds

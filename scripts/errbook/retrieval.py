@@ -36,7 +36,10 @@ SAMPLE_PATTERN = (r"error|fail|fatal|abort|panic|exception|unable|cannot|can't|c
                   r"instead of|expected|degrad|regress|"
                   # a person describing trouble in prose: a question, first-person attempts, asking for help
                   r"\?[ \t]*$|any idea|\bhow (?:to|can|do)\b|is there a|\bi (?:get|got|tried|see)\b|"
-                  r"i'm trying|i am trying|won't|very low|too low|much lower|poor perf")
+                  r"i'm trying|i am trying|won't|very low|too low|much lower|poor perf|"
+                  # a sentence of plain words (a person writing, not a tool printing)
+                  r"\b[A-Za-z][a-z']{0,15} [a-z][a-z',]{0,15} [a-z][a-z',]{0,15} [a-z][a-z',]{0,15} "
+                  r"[a-z][a-z',]{0,15} [a-z][a-z']{0,15}\b")
 SAMPLE_EXTRA = (SAMPLE_NAME, r"(?:" + SAMPLE_PATTERN + r")", True, SAMPLE_CAP)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
