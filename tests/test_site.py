@@ -173,7 +173,9 @@ def test_entry_page_shows_verification_and_corrections(built):
     _, out, _ = built
     html = page(out, "entries/RMN-0001")
     t = text_of(html)
-    assert re.search(r'eb-badge eb-passed"[^>]*><span class="twemoji"><svg.*?</svg></span> toolchain&#58; passed \(CPU \(no GPU\)\)', html)
+    assert re.search(r'eb-badge eb-passed"[^>]*><span class="twemoji"><svg.*?</svg></span> toolchain&#58; passed</small>', html)
+    rows = [squash(text_of(r)) for r in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
+    assert "toolchain CPU (no GPU) passed 2026-11-30 abcdef1234" in rows
     assert "Not yet verified on AMD hardware" in t
     assert "What people believe" in t and "What is true" in t
     m = text_of(page(out, "verification"))
@@ -223,7 +225,7 @@ def test_entry_page_top_is_title_cause_then_fix_box(rich):
     assert code.strip() == "#include <hip/hip_runtime.h>"                    # the corrected command only
     assert 'href="#fix"' in box and "All 5 steps" in text_of(box)
     assert "Applies to ROCm from 5.0, before 6.2 (fixed in 6.2); HIP any version · reviewed 2026-11-20" in squash(text_of(box))
-    assert "eb-badge eb-passed" in box and "static: passed" in text_of(box) and "toolchain: passed (CPU (no GPU))" in text_of(box)
+    assert "eb-badge eb-passed" in box and "static: passed" in text_of(box) and "toolchain: passed" in text_of(box)
 
 
 def test_log_examples_first_patterns_collapsed(rich):

@@ -361,29 +361,27 @@ def tier_status(e, records_by_platform: dict, notebooks: frozenset = frozenset()
     return out
 
 
-def tier_summary(e, records_by_platform: dict) -> list[tuple[str, str, str]]:
-    """(tier, outcome class, words) per declared tier: passed somewhere beats failed beats not verified."""
+def tier_summary(e, records_by_platform: dict, short: bool = False) -> list[tuple[str, str, str]]:
+    """(tier, outcome class, words) per declared tier: passed somewhere beats failed beats not verified.
+    `short` leaves the platforms out (they are in the page's verification table)."""
     out = []
     for ts in tier_status(e, records_by_platform):
         passed = sorted({r["platform"] for r in ts["rows"] if r["outcome"] == "passed"})
         bad = [r for r in ts["rows"] if r["outcome"] in BAD]
+        t = ts["tier"]
         if passed:
-            out.append((ts["tier"], "passed", f"{ts['tier']}: passed ({', '.join(passed)})"))
+            out.append((t, "passed", f"{t}: passed" + ("" if short else f" ({', '.join(passed)})")))
         elif bad:
-            out.append((ts["tier"], bad[0]["outcome"], f"{ts['tier']}: {bad[0]['outcome']} on {bad[0]['platform']}"))
+            out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}" + ("" if short else f" on {bad[0]['platform']}")))
         elif ts["rows"]:
-            out.append((ts["tier"], "skipped", f"{ts['tier']}: not verified (skipped)"))
+            out.append((t, "skipped", f"{t}: not verified" + ("" if short else " (skipped)")))
         else:
-            out.append((ts["tier"], "none", f"{ts['tier']}: not run yet"))
+            out.append((t, "none", f"{t}: not run yet"))
     return out
 
 
-def status_badges(e, records_by_platform: dict) -> str:
-    return " ".join(badge(cls, words) for _, cls, words in tier_summary(e, records_by_platform))
-
-
-def status_line(e, records_by_platform: dict) -> str:
-    return status_badges(e, records_by_platform)
+def status_badges(e, records_by_platform: dict, short: bool = False) -> str:
+    return " ".join(badge(cls, words) for _, cls, words in tier_summary(e, records_by_platform, short))
 
 
 def verification_state(e, records_by_platform: dict) -> str:
@@ -421,7 +419,7 @@ def _fix_box(d: dict, e, records_by_platform: dict) -> str:
     more = f"All {n} steps" if n > 1 else "Details"
     body.append(f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} :material-arrow-down:](#{FIX_ANCHOR})'
                 f"{{ .md-button .eb-fix-more }} {applies_line(d)}\n\n</div>")
-    body.append(status_badges(e, records_by_platform))
+    body.append(status_badges(e, records_by_platform, short=True))
     return f'!!! success eb-fix "{title}"\n\n' + indent("\n\n".join(body)) + "\n"
 
 

@@ -190,6 +190,7 @@
 
   function render(out, st) {
     out.replaceChildren();
+    out.dataset.state = st.running ? "running" : "done";
     const bundle = root.ERRBOOK_BUNDLE || {};
     const weights = new Map((bundle.signatures || []).map((s) => [`${s.entry}/${s.id}`, s.weight]));
     const bar = el("p", null, "eb-langs");
@@ -337,6 +338,7 @@
     const matcher = new Matcher(() => Number(form.dataset.budgetMs) || 3000, () => { state.ready = true; });
     const go = (text, note) => {
       out.replaceChildren(el("p", t("working"), "eb-status"));
+      out.dataset.state = "running";
       matcher.match(text, (st) => { st.note = note; render(out, st); });
     };
     form.addEventListener("submit", (ev) => { ev.preventDefault(); go(area.value); });

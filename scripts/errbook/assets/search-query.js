@@ -1,21 +1,30 @@
-/* Makes Material's site search (lunr, in a Web Worker) take pasted error text as words, not query syntax:
+/* Makes Material's site search (lunr, in a Web Worker) take pasted error text as words, not query syntax.
  *  - lunr reads "word:" as a field name, "-word" as "must not contain", "~" and "^" as operators, so a pasted
- *    line such as "Unable to open /dev/kfd read-write: Cannot allocate memory" failed with "no results";
- *    those characters (and a '-' or '+' that does not join two words, as in '--offload-arch') become spaces:
- *    the words stay, so the search still finds the line's entry;
+ *    line such as "Unable to open /dev/kfd read-write: Cannot allocate memory" failed with no results; such
+ *    characters (a '-' or '+' only when it does not join two words) and quotes and brackets become spaces.
+ *  - Material searches every word as a prefix (hip -> hip*), so "hip" also matched each hipXxx identifier of a
+ *    page and identifier-heavy pages outranked the entry that holds the exact message. Complete words are now
+ *    matched exactly (word~0); only a last word that may still be being typed stays a prefix.
  *  - Material segments a Chinese query against the index vocabulary but never tries a word that ends at the
- *    last character of the query (显存不足 became 显存 + 不, and 不 matches every word starting with 不);
- *    repeating the last character of each Chinese run lets the final word be found.
+ *    last character (显存不足 became 显存 + 不, and 不 matches every word starting with 不); repeating the last
+ *    character of each Chinese run lets the final word be found.
  * Loaded in <head> before Material's bundle; it only rewrites the query messages the page sends to Material's
  * search worker (type 2 = query). Nothing else changes, nothing is sent anywhere. */
 (function (root) {
   "use strict";
+  const HAN = /\p{sc=Han}/u;
+
   function fixQuery(q) {
-    return String(q)
-      .replace(/[:^~]/g, " ")
+    const s = String(q);
+    const typing = /[\p{L}\p{N}_]$/u.test(s);               // the last word may be incomplete
+    const words = s
+      .replace(/[:^~*"'‘’“”`()[\]{}<>,;|=!]/g, " ")
       .replace(/[-+]+(?![\p{L}\p{N}_])|(?<![\p{L}\p{N}_])[-+]+/gu, " ")
-      .replace(/\p{sc=Han}{2,}/gu, (run) => run + run.slice(-1));
+      .replace(/\p{sc=Han}{2,}/gu, (run) => run + run.slice(-1))
+      .split(/\s+/).filter(Boolean);
+    return words.map((w, i) => ((i < words.length - 1 || !typing) && !HAN.test(w) ? `${w}~0` : w)).join(" ");
   }
+
   root.ErrbookSearchQuery = fixQuery;
   if (typeof Worker === "undefined" || !Worker.prototype || Worker.prototype.__errbook) return;
   const post = Worker.prototype.postMessage;
