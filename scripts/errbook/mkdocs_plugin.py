@@ -87,16 +87,21 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                 files.remove(f)
             rec = by_nb.get(rel)
             entry = self.by_id.get(str((rec or {}).get("entry") or name.split("--")[0]))
-            self._add(files, config, sitegen.run_page_uri(rel),
-                      sitegen.run_page(name, nb, rec, entry, problem, f"{name}.ipynb" if keep else None))
+            uri = sitegen.run_page_uri(rel)
+            self.raw[uri] = raw = sitegen.RawBlocks()
+            self._add(files, config, uri,
+                      sitegen.run_page(name, nb, rec, entry, problem, f"{name}.ipynb" if keep else None, raw))
             published.add(rel)
         return frozenset(published)
 
     def on_files(self, files, config):
+        self.raw: dict[str, sitegen.RawBlocks] = {}        # page -> its pre-rendered blocks (see on_page_content)
         notebooks = self._run_pages(files, config)
         for e in self.entries + self.withdrawn:
-            self._add(files, config, sitegen.entry_uri(e.id),
-                      sitegen.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links),
+            uri = sitegen.entry_uri(e.id)
+            self.raw[uri] = raw = sitegen.RawBlocks()
+            self._add(files, config, uri,
+                      sitegen.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw),
                       edit_uri="../" + e.rel)
         for k in sitegen.CLASSES:
             self._add(files, config, f"classes/{k}.md",
@@ -124,6 +129,10 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         if unknown:
             raise PluginError(f"{page.file.src_uri}: unknown entry id(s) {sorted(set(unknown))}")
         return out
+
+    def on_page_content(self, html, page, config, files):
+        raw = self.raw.get(page.file.src_uri)
+        return raw.fill(html) if raw else html
 
     def on_post_page(self, output, page, config):
         return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url))

@@ -23,16 +23,16 @@ CLASSES = {
     "performance": ("Performance and numerics", "性能与数值", "Kernels, matrix cores, precision, tuning, profiling."),
 }
 TIER_ORDER = ("static", "toolchain", "gpu", "rocm")
-# Material's bundled icons: inlined as SVG at build time (no emoji font, no request to a CDN).
-MARK = {"passed": ":material-check-circle:", "failed": ":material-close-circle:", "error": ":material-close-circle:",
-        "crashed": ":material-skull:", "timeout": ":material-timer-sand:", "skipped": ":material-skip-next-circle:"}
+# Outcomes a badge knows; its glyph (✓ ✗ …) comes from errbook.css, so thousands of badges add no inline SVG
+# to the pages and no work to Markdown.
+OUTCOMES = ("passed", "failed", "error", "crashed", "timeout", "skipped")
 BAD = ("failed", "error", "crashed", "timeout")
 RUNS_DIR = "verification/runs"              # executed runbooks, below docs/
 FIX_ANCHOR = "fix"                          # the id of the full fix section on an entry page
 
-# Search: entry pages rank above the hand-written and index pages that mention the same words.
+# Search: entry pages rank above the hand-written pages that mention the same words. Index pages (all
+# entries, classes, matrix, corrections) only repeat what entry pages say: they stay out of the index.
 ENTRY_SEARCH_BOOST = 4
-INDEX_SEARCH_BOOST = 0.3
 
 
 @dataclass(frozen=True)
@@ -45,15 +45,22 @@ class Links:
         return f"{self.repo_url.rstrip('/')}/blob/{self.branch}/{path}" if self.repo_url else ""
 
 
+# Only what Markdown and the enabled extensions read as markup is escaped (every entity costs the Markdown
+# inline processor a pattern match, and pages hold thousands): HTML, links, attribute lists, tables, backslash
+# escapes, emphasis (an underscore unless it joins two letters or digits: HIP_VISIBLE_DEVICES is no emphasis), emoji
+# shortcodes (:name:), quotes (admonition titles) and block markers at the very start (#, -, +, 1.).
 _INLINE_ESC = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "[": "&#91;", "]": "&#93;", "{": "&#123;", "}": "&#125;",
-               "|": "&#124;", "\\": "&#92;", "!": "&#33;", "*": "&#42;", "_": "&#95;", "#": "&#35;", "=": "&#61;",
-               ":": "&#58;", '"': "&quot;", "~": "&#126;", "^": "&#94;", "+": "&#43;", "-": "&#45;"}
-_ESC_RE = re.compile("[" + re.escape("".join(_INLINE_ESC)) + "]")
+               "|": "&#124;", "\\": "&#92;", "*": "&#42;", '"': "&quot;", "_": "&#95;", ":": "&#58;"}
+_ESC_RE = re.compile(r"[<>&\[\]{}|\\*\"]|(?<![^\W_])_|_(?![^\W_])|:(?=[\w+-]+:)")
+_LEAD_RE = re.compile(r"^(?:[#+=~`-]|\d+(?=[.)](?:\s|$)))")
 _CTRL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def _esc_plain(s: str) -> str:
-    return _ESC_RE.sub(lambda m: _INLINE_ESC[m.group(0)], s)
+def _esc_plain(s: str, lead: bool = True) -> str:
+    out = _ESC_RE.sub(lambda m: _INLINE_ESC[m.group(0)], s)
+    if lead:
+        out = _LEAD_RE.sub(lambda m: "".join(f"&#{ord(c)};" for c in m.group(0)), out)
+    return out
 
 
 def _code_span(s: str) -> str:
@@ -69,10 +76,10 @@ def inline(s) -> str:
     s = " ".join(_CTRL.sub("", str(s)).split())
     out, pos = [], 0
     for m in re.finditer(r"`([^`]+)`", s):
-        out.append(_esc_plain(s[pos:m.start()]))
+        out.append(_esc_plain(s[pos:m.start()], lead=pos == 0))
         out.append(_code_span(m.group(1)))
         pos = m.end()
-    out.append(_esc_plain(s[pos:]))
+    out.append(_esc_plain(s[pos:], lead=pos == 0).replace("`", "&#96;"))
     return "".join(out)
 
 
@@ -327,18 +334,16 @@ def entry_arch_tokens(d: dict) -> list[str]:
 # --- verification status --------------------------------------------------------------------------------------
 
 def _outcome_class(outcome) -> str:
-    return outcome if outcome in MARK else "none"
+    return outcome if outcome in OUTCOMES else "none"
 
 
 def badge(outcome, label: str, target: str = "") -> str:
     """A status badge: colour from a fixed set of classes, the words always in the label (never colour alone);
     with a target (a docs-relative .md path) it is a Markdown link, which MkDocs checks and resolves."""
     cls = _outcome_class(outcome)
-    icon = MARK.get(cls, ":material-minus-circle-outline:")
     # data-search-exclude: status words (passed, CPU, GPU) on every page would only add noise to search.
-    # <small>, not <span>: Material's indexer ends an exclusion at the first closing tag of the same name, and
-    # the icon inside is a <span>.
-    out = f'<small class="eb-badge eb-{cls}" data-search-exclude>{icon} {inline(label)}</small>'
+    # <small>, not <span>: Material's indexer ends an exclusion at the first closing tag of the same name.
+    out = f'<small class="eb-badge eb-{cls}" data-search-exclude>{inline(label)}</small>'
     return f"[{out}]({url(target)})" if target else out
 
 
@@ -405,17 +410,87 @@ def run_page_uri(notebook: str) -> str:
     return f"{RUNS_DIR}/{stem}.md"
 
 
+# --- pre-rendered blocks ---------------------------------------------------------------------------------------
+
+def _pre(text: str, cls: str, lang: str = "") -> str:
+    code_cls = f' class="language-{lang}"' if lang else ""
+    return f'<pre class="{cls}"><code{code_cls}>{html.escape(_CTRL.sub("", str(text)), quote=False)}</code></pre>'
+
+
+class RawBlocks:
+    """Escaped HTML blocks (real log text, patterns, notebook cells) that skip Markdown and syntax highlighting:
+    at a thousand entries and their runbooks those two would cost more than the rest of the build together.
+    put() returns a marker paragraph for the Markdown; fill() swaps the rendered marker for the block.
+    Material still gives every such pre > code block its copy button, and search still indexes it."""
+    _RE = re.compile(r"(?:<p>)?ERRBOOKRAW(\d+)X(?:</p>)?")
+
+    def __init__(self):
+        self.blocks: list[str] = []
+
+    def put(self, block_html: str) -> str:
+        self.blocks.append(block_html)
+        return f"ERRBOOKRAW{len(self.blocks) - 1}X"
+
+    def fill(self, page_html: str) -> str:
+        return self._RE.sub(lambda m: self.blocks[int(m.group(1))] if int(m.group(1)) < len(self.blocks) else "",
+                            page_html)
+
+
+def _text_block(text: str, cls: str, raw: "RawBlocks | None", ind: str = "") -> str:
+    """Plain text (a log, a pattern) as a block: pre-rendered when the adapter collects raw blocks, else fenced."""
+    if raw is None:
+        return fence(text, "text", ind)
+    return ind + raw.put(_pre(text, cls))
+
+
+def inline_html(s) -> str:
+    """inline() for a pre-rendered block: `code spans` as <code>, everything else escaped text."""
+    s = " ".join(_CTRL.sub("", str(s)).split())
+    out, pos = [], 0
+    for m in re.finditer(r"`([^`]+)`", s):
+        out.append(html.escape(s[pos:m.start()], quote=False))
+        out.append(f"<code>{html.escape(m.group(1), quote=False)}</code>")
+        pos = m.end()
+    out.append(html.escape(s[pos:], quote=False))
+    return "".join(out)
+
+
+def prose_html(s) -> str:
+    return "".join(f"<p>{inline_html(p)}</p>" for p in re.split(r"\n\s*\n", str(s).strip()) if p.strip())
+
+
+def _prose(s, raw: "RawBlocks | None") -> str:
+    """Prose paragraphs: pre-rendered (no Markdown inline pass over long text) when the adapter collects raw
+    blocks, else Markdown. Plain paragraphs, lists and tables only; Material components stay Markdown."""
+    return raw.put(prose_html(s)) if raw is not None else prose(s)
+
+
+def _list(items, raw: "RawBlocks | None") -> str:
+    if raw is not None:
+        return raw.put("<ul>" + "".join(f"<li>{inline_html(x)}</li>" for x in items) + "</ul>")
+    return "\n".join(f"- {inline(x)}" for x in items)
+
+
+def _table(head: tuple, rows: list[tuple], raw: "RawBlocks | None") -> str:
+    if raw is not None:
+        return raw.put("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{inline_html(c)}</td>" for c in r) + "</tr>" for r in rows)
+                       + "</tbody></table>")
+    return "\n".join([f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
+                     + [f"| {' | '.join(inline(c) for c in r)} |" for r in rows])
+
+
 # --- entry page -----------------------------------------------------------------------------------------------
 
-def _fix_box(d: dict, e, records_by_platform: dict) -> str:
+def _fix_box(d: dict, e, records_by_platform: dict, raw: "RawBlocks | None" = None) -> str:
     steps = d["fix"]
     first = steps[0]
     n = len(steps)
     title = "Fix" + (f" — step 1 of {n}" if n > 1 else "")
     body = [inline(first_sentences(first["step"], 260))]
     code = fix_code(first)
-    if code:
-        body.append(fence(code[1], code[0]))
+    if code:       # plain (not highlighted) here: the Fix section below highlights it; Material adds the copy button
+        body.append(raw.put(_pre(code[1].rstrip("\n"), "eb-fix-code", code[0])) if raw is not None else fence(code[1], code[0]))
     more = f"All {n} steps" if n > 1 else "Details"
     body.append(f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} :material-arrow-down:](#{FIX_ANCHOR})'
                 f"{{ .md-button .eb-fix-more }} {applies_line(d)}\n\n</div>")
@@ -458,7 +533,7 @@ def _trigger_rows(t: dict) -> list[tuple[str, str]]:
 
 
 def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset = frozenset(),
-               links: Links = Links()) -> str:
+               links: Links = Links(), raw: RawBlocks | None = None) -> str:
     d = e.data
     cause = cause_line(d)
     # Themes print the front-matter title into <title> unescaped: escape it here.
@@ -470,7 +545,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
         md.append(f'!!! danger "Withdrawn on {inline(str(d["withdrawn"])[:10])}"\n    This entry was withdrawn; '
                   "its id stays reserved.\n")
     md.append(f'<p class="eb-cause" markdown>{inline(cause)}</p>\n')
-    md.append(_fix_box(d, e, records_by_platform))
+    md.append(_fix_box(d, e, records_by_platform, raw))
 
     # What the entry is called: the names and message fragments people search for, in the page's top section.
     names = public_aliases(d)
@@ -482,14 +557,12 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     md.append(" · ".join(meta) + "\n")
     if names or texts:
         md.append("Error text: " + " · ".join(_code_span(x) for x in dict.fromkeys([*names, *texts])) + "\n")
-    md.append(_tabs(f"*{inline(d['title'])}*\n\n" + prose(d["summary"]),
+    md.append(_tabs(f"*{inline(d['title'])}*\n\n" + _prose(d["summary"], raw),
                     f"*{inline(d['title_zh'])}*\n\n" + (f"**原因：** {inline(cause_line_zh(d))}\n\n" if d.get("cause_zh") else "")
-                    + prose(d["summary_zh"])))
+                    + _prose(d["summary_zh"], raw)))
 
     md.append("## Symptoms\n")
-    en = "\n".join(f"- {inline(s)}" for s in d["symptoms"])
-    zh = "\n".join(f"- {inline(s)}" for s in d["symptoms_zh"]) if d.get("symptoms_zh") else None
-    md.append(_tabs(en, zh))
+    md.append(_tabs(_list(d["symptoms"], raw), _list(d["symptoms_zh"], raw) if d.get("symptoms_zh") else None))
 
     md.append("### What the log says\n")
     md.append("Real log text first; `errbook triage` and the [paste-your-log page](../triage.md) match these lines.\n")
@@ -499,13 +572,13 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
         src = ex["source"]
         src_md = link("source", src) if src.startswith("https://") else inline(src)
         md.append(f"Example ({src_md}):\n")
-        md.append(fence(ex["text"], "text") + "\n")
+        md.append(_text_block(ex["text"], "eb-log", raw) + "\n")
         kind = (f"ordered lines within {s.get('within', 50)} lines" if len(steps) > 1 else "one line")
         detail = [f"Signature `{s['id']}`: priority {s['priority']}, {kind}"
-                  f"{', ignoring case' if s.get('ignore_case') else ''}.\n", fence("\n".join(steps), "text")]
+                  f"{', ignoring case' if s.get('ignore_case') else ''}.\n", _text_block("\n".join(steps), "eb-regex", raw)]
         for more in s["examples"][1:]:
             msrc = link("source", more["source"]) if more["source"].startswith("https://") else inline(more["source"])
-            detail += [f"\nAnother example ({msrc}):\n", fence(more["text"], "text")]
+            detail += [f"\nAnother example ({msrc}):\n", _text_block(more["text"], "eb-log", raw)]
         md.append('<div class="eb-pattern" data-search-exclude markdown>\n\n??? note "Pattern '
                   f'{inline(s["id"])}"\n\n' + indent("\n".join(detail)) + "\n\n</div>\n")
 
@@ -513,10 +586,8 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     t = d["triggers"]
     rows = _trigger_rows(t)
     if rows:
-        md.append("| Condition | Value |\n|---|---|")
-        md += [f"| {inline(a)} | {inline(b)} |" for a, b in rows]
-        md.append("")
-    md.append(prose(t["explanation"]) + "\n")
+        md.append(_table(("Condition", "Value"), rows, raw) + "\n")
+    md.append(_prose(t["explanation"], raw) + "\n")
     if t.get("checks"):
         md.append("**Checked on a machine** (`errbook doctor`): this entry applies when")
         md.append("")
@@ -526,7 +597,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
         md.append(f"**Not checkable on a machine:** {inline(t['not_checkable'])}\n")
 
     md.append("## Root cause\n")
-    md.append(prose(d["root_cause"]) + "\n")
+    md.append(_prose(d["root_cause"], raw) + "\n")
 
     md.append(f"## Fix {{ #{FIX_ANCHOR} }}\n")
     en = "\n".join(_step_md(i, st["step"], st) for i, st in enumerate(d["fix"], 1))
@@ -538,10 +609,10 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     if d.get("corrects"):
         md.append("## Common advice this corrects\n")
         for c in d["corrects"]:
-            md.append('!!! failure "What people believe"\n' + indent(prose(c["belief"])) +
+            md.append('!!! failure "What people believe"\n\n' + indent(_prose(c["belief"], raw)) +
                       f"\n\n    *Where it circulates:* {circulates(c)}\n")
-            md.append('!!! success "What is true"\n' + indent(prose(c["truth"])) + "\n")
-            md.append('!!! quote "Evidence"\n' + indent(prose(c["evidence"])) + "\n")
+            md.append('!!! success "What is true"\n\n' + indent(_prose(c["truth"], raw)) + "\n")
+            md.append('!!! quote "Evidence"\n\n' + indent(_prose(c["evidence"], raw)) + "\n")
 
     # Sections that hold other entries' titles and platform tables stay out of the search index: they would
     # make this page match words that belong to other entries.
@@ -569,9 +640,14 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     md.append("")
 
     md.append("## References\n")
-    for r in d["references"]:
-        note = f" — {inline(r['note'])}" if r.get("note") else ""
-        md.append(f"- {link(r['title'], r['url'])} ({r['kind']}){note}")
+    if raw is not None:         # external https links only: no link for MkDocs to resolve
+        md.append(raw.put("<ul>" + "".join(
+            f'<li><a href="{attr(url(r["url"]))}">{inline_html(r["title"])}</a> ({html.escape(r["kind"])})'
+            + (f" — {inline_html(r['note'])}" if r.get("note") else "") + "</li>" for r in d["references"]) + "</ul>"))
+    else:
+        for r in d["references"]:
+            note = f" — {inline(r['note'])}" if r.get("note") else ""
+            md.append(f"- {link(r['title'], r['url'])} ({r['kind']}){note}")
     md.append("")
     rel = [x for x in d.get("related", []) if x in by_id]
     back = sorted(oid for oid, o in by_id.items() if d["id"] in (o.get("related") or []) and oid not in rel)
@@ -622,7 +698,7 @@ def _entry_table(entries: list, latest: dict, prefix: str) -> list[str]:
 
 def class_page(klass: str, entries: list, latest: dict | None = None) -> str:
     name, zh, blurb = CLASSES[klass]
-    md = [front_matter({"title": f"{name} problems", "search": {"boost": INDEX_SEARCH_BOOST}}),
+    md = [front_matter({"title": f"{name} problems", "search": {"exclude": True}}),
           f"# {name} · {zh}\n", f"{blurb}\n", f"{len(entries)} entries.\n"]
     md += _entry_table(entries, latest or {}, "../")
     return "\n".join(md) + "\n"
@@ -630,7 +706,7 @@ def class_page(klass: str, entries: list, latest: dict | None = None) -> str:
 
 def overview_page(entries: list, latest: dict) -> str:
     counts = Counter(e.klass for e in entries)
-    md = [front_matter({"title": "All entries", "search": {"boost": INDEX_SEARCH_BOOST}, "hide": ["navigation", "toc"]}),
+    md = [front_matter({"title": "All entries", "search": {"exclude": True}, "hide": ["navigation", "toc"]}),
           "# All entries\n",
           " · ".join(f"[{CLASSES[k][0]}](classes/{k}.md): {counts.get(k, 0)}" for k in CLASSES) + "\n",
           "Filter by class, tag, GPU architecture, ROCm version or verification status; the text box searches "
@@ -640,7 +716,9 @@ def overview_page(entries: list, latest: dict) -> str:
 
 
 def corrections_page(entries: list) -> str:
-    md = [front_matter({"title": "Corrections of common advice"}), "# Corrections of common advice · 常见错误说法的更正\n",
+    # Out of search: each correction is also on its entry page, which search finds.
+    md = [front_matter({"title": "Corrections of common advice", "search": {"exclude": True}}),
+          "# Corrections of common advice · 常见错误说法的更正\n",
           "Advice that circulates in team notes and forums, checked against primary sources. Each item states the "
           "wrong advice, what is true, the evidence, and where the advice circulates; it links to the entry that "
           "holds the evidence and the runbook that demonstrates it.\n"]
@@ -701,7 +779,8 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
     latest = fleet_latest(records)
     keys = sorted({k for per in latest.values() for k in per}, key=lambda k: (_KIND_ORDER.get(k[0], 9), k[1], k[2]))
     placeholder = not any(k[0] == "rocm" for k in keys)
-    md = [front_matter({"title": "Verification matrix", "hide": ["navigation", "toc"]}), "# Verification matrix\n",
+    md = [front_matter({"title": "Verification matrix", "search": {"exclude": True}, "hide": ["navigation", "toc"]}),
+          "# Verification matrix\n",
           "Every entry against every machine its runbook has run on — GPU architecture and ROCm version for AMD "
           "GPUs — from the verification ledger (`runbooks/ledger.jsonl`). Each cell is the latest run there: its "
           "outcome, date and a link to the executed runbook; the icons below it are the outcome per tier.\n",
@@ -726,8 +805,8 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
             nb = str(rec.get("notebook", ""))
             target = run_page_uri(nb)[len("verification/"):] if nb in notebooks else ""
             tiers = rec.get("tiers") if isinstance(rec.get("tiers"), dict) else {}
-            tier_txt = " ".join(f'<span class="eb-tier">{MARK.get(_outcome_class(v.get("outcome") if isinstance(v, dict) else ""), "")}'
-                                f" {inline(t)}</span>" for t, v in sorted(tiers.items(), key=lambda kv: TIER_ORDER.index(kv[0])
+            tier_txt = " ".join(f'<span class="eb-tier eb-{_outcome_class(v.get("outcome") if isinstance(v, dict) else "")}">'
+                                f"{inline(t)}</span>" for t, v in sorted(tiers.items(), key=lambda kv: TIER_ORDER.index(kv[0])
                                                                     if kv[0] in TIER_ORDER else 9))
             cells.append(f"{badge(outcome, outcome or 'unknown', target)}<br>{inline(str(rec.get('date', ''))[:10])}"
                          f"<br><small>{tier_txt}</small>")
@@ -849,9 +928,10 @@ def _truncate(txt: str, budget: int) -> tuple[str, str]:
 
 
 def run_page(name: str, nb: dict | None, rec: dict | None, entry, problem: str = "",
-             nb_link: str | None = None) -> str:
+             nb_link: str | None = None, raw: RawBlocks | None = None) -> str:
     """The page of one executed runbook: title, outcome per tier as badges, link back to the entry, then the
-    notebook's cells with their outputs (truncated for the page; the full notebook is downloadable)."""
+    notebook's cells with their outputs (truncated for the page; the full notebook is downloadable). Code and
+    outputs go to `raw` (pre-rendered, no highlighting) when given."""
     eid = str((rec or {}).get("entry") or (entry.id if entry else name.split("--")[0]))
     fp = (rec or {}).get("fingerprint") if isinstance((rec or {}).get("fingerprint"), dict) else {}
     where = str((rec or {}).get("platform_label") or (platform.label(fp) if rec else name.split("--", 1)[-1]))
@@ -885,6 +965,9 @@ def run_page(name: str, nb: dict | None, rec: dict | None, entry, problem: str =
     if not nb:
         return "\n".join(md) + "\n"
 
+    def put(text: str, cls: str, lang: str = "") -> None:
+        md.append((raw.put(_pre(text, cls, lang)) if raw is not None else fence(text, lang or "text")) + "\n")
+
     budget = RUN_PAGE_CHARS
     first_md = True
     for cell in nb.get("cells") or []:
@@ -899,7 +982,7 @@ def run_page(name: str, nb: dict | None, rec: dict | None, entry, problem: str =
         if cell.get("cell_type") != "code" or budget <= 0:
             continue
         shown = src if len(src) <= RUN_SOURCE_CHARS else src[:RUN_SOURCE_CHARS] + "\n# … (cell truncated for the page)"
-        md.append(fence(shown, "python") + "\n")
+        put(shown, "eb-src", "python")
         for o in cell.get("outputs") or []:
             if not isinstance(o, dict):
                 continue
@@ -910,7 +993,7 @@ def run_page(name: str, nb: dict | None, rec: dict | None, entry, problem: str =
                 break
             text, note = _truncate(txt.rstrip("\n"), budget)
             budget -= len(text)
-            md.append(f'<div class="eb-output" markdown>\n\n{fence(text, "text")}\n\n</div>\n')
+            put(text, "eb-out")
             if note:
                 md.append(f"*Output truncated for the page: {note}.*\n")
     if budget <= 0:
