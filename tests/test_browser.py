@@ -263,6 +263,15 @@ def test_error_lines_with_query_syntax_still_search(browser, search_page):
         "return [document.querySelector('.md-search__input').value, document.querySelector('.md-search-result__meta').textContent]"))
 
 
+def test_prefix_queries_survive_lunrs_token_set(browser, search_page):
+    """Typing "gpu" used to show no result at all: lunr's token-set key is ambiguous with digits (fixed in the
+    worker by assets/errbook/errbook-search.js)."""
+    for q in ("gpu", "5", "hip", "rocm"):
+        assert search(browser, q), q
+    assert browser.execute_script("return performance.getEntriesByType('resource').some("
+                                  "r => /workers\\/errbook-search\\.js\\?w=/.test(r.name))")
+
+
 # --- paste page ----------------------------------------------------------------------------------------------
 
 def open_paste(browser, base):

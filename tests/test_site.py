@@ -449,6 +449,7 @@ def test_paste_page_assets(built):
     assert meta["fix_url"] == "entries/RMN-0001/#fix" and meta["cause"] and meta["title_zh"]
     for name in ("engine.js", "paste.js", "triage-worker.js", "search-query.js"):
         assert (out / "assets" / "errbook" / name).is_file(), name
+    assert (out / "assets" / "javascripts" / "workers" / "errbook-search.js").is_file()
     assert 'src="../assets/errbook/search-query.js"></script></head>' in page(out, "triage")
 
 

@@ -121,6 +121,9 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                   + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
         for name in ASSETS:
             self._add(files, config, f"assets/errbook/{name}", (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
+        # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
+        self._add(files, config, "assets/javascripts/workers/errbook-search.js",
+                  (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))
         return files
 
     def on_page_markdown(self, markdown, page, config, files):

@@ -8,8 +8,10 @@
  *  - Material segments a Chinese query against the index vocabulary but never tries a word that ends at the
  *    last character (显存不足 became 显存 + 不, and 不 matches every word starting with 不); repeating the last
  *    character of each Chinese run lets the final word be found.
+ *  - Material's search worker is started through errbook-search.js, which fixes a lunr bug that made whole
+ *    queries fail (see that file).
  * Loaded in <head> before Material's bundle; it only rewrites the query messages the page sends to Material's
- * search worker (type 2 = query). Nothing else changes, nothing is sent anywhere. */
+ * search worker (type 2 = query) and where that worker starts from. Nothing is sent anywhere. */
 (function (root) {
   "use strict";
   const HAN = /\p{sc=Han}/u;
@@ -27,6 +29,22 @@
 
   root.ErrbookSearchQuery = fixQuery;
   if (typeof Worker === "undefined" || !Worker.prototype || Worker.prototype.__errbook) return;
+
+  // Material's search worker starts as errbook-search.js, which loads it and fixes a lunr bug first.
+  const Native = root.Worker;
+  root.Worker = class extends Native {
+    constructor(url, options) {
+      let u = url;
+      try {
+        const abs = new URL(String(url), root.location.href);
+        if (abs.origin === root.location.origin &&
+            /\/assets\/javascripts\/workers\/search\.[\w.-]+\.js$/.test(abs.pathname)) {
+          u = new URL(`errbook-search.js?w=${encodeURIComponent(abs.pathname)}`, abs).href;
+        }
+      } catch (e) { /* leave the URL as it is */ }
+      super(u, options);
+    }
+  };
   const post = Worker.prototype.postMessage;
   Worker.prototype.postMessage = function (msg, ...rest) {
     if (msg && msg.type === 2 && typeof msg.data === "string") msg = Object.assign({}, msg, { data: fixQuery(msg.data) });
