@@ -439,6 +439,23 @@ def test_sitemap_and_404_under_a_sub_path(tmp_path):
     assert assets and all(a.startswith("/errbook/assets/") for a in assets), assets
 
 
+def test_hand_written_notebooks_render_through_mkdocs_jupyter(tmp_path):
+    """mkdocs-jupyter stays the renderer of notebooks written as documentation (docs/notebooks/); executed
+    runbooks get the plugin's own pages."""
+    root = make_root(tmp_path / "root", with_docs=True)
+    (root / "docs" / "notebooks").mkdir()
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# A worked example\n\nSome text."},
+                    {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "print(6 * 7)",
+                     "outputs": [{"output_type": "stream", "name": "stdout", "text": "42\n"}]}],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "docs" / "notebooks" / "demo.ipynb").write_text(json.dumps(nb))
+    r = build(root, tmp_path / "out")
+    assert r.returncode == 0, r.stdout + r.stderr
+    html = (tmp_path / "out" / "notebooks" / "demo" / "index.html").read_text()
+    assert "jp-Notebook" in html and "42" in html
+
+
 def test_paste_page_assets(built):
     _, out, _ = built
     js = (out / "assets" / "errbook" / "signatures.js").read_text()

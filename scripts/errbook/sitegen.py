@@ -548,7 +548,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     md.append(_fix_box(d, e, records_by_platform, raw))
 
     # What the entry is called: the names and message fragments people search for, in the page's top section.
-    names = public_aliases(d)
+    names = [a for a in public_aliases(d) if _identifier_like(a)]      # slugs (tensile-library-dat) are ours, not a message
     texts = error_texts(d)
     meta = [f"**{d['id']}**", f"[{CLASSES[d['class']][0]}](../classes/{d['class']}.md)"]
     if d.get("cosmetic"):
