@@ -8,10 +8,12 @@
            against the same references and against the sparse log's throughput.
   validate errbook validate on N generated entries (default 1000) vs a bare YAML parse of the same files.
   site     mkdocs build --strict of those N entries vs the same build of N plain pages without the plugin.
+  realsite mkdocs build --strict of this checkout as it ships, and of N cloned entries with their executed
+           runbooks and ledger records.
   runbooks errbook run --all --tier static,toolchain (wall time) and the per-notebook overhead of papermill
            (an empty runbook) vs a bare `python -c pass`.
 
-usage: python scripts/benchmark.py [triage|validate|site|runbooks ...] [--gib 1] [--entries 1000] [--json]
+usage: python scripts/benchmark.py [triage|validate|site|realsite|runbooks ...] [--gib 1] [--entries 1000] [--json]
 """
 from __future__ import annotations
 
@@ -220,9 +222,46 @@ def bench_runbooks(jobs: int) -> dict:
             "bare_python_s": round(base, 3), "per_notebook_overhead_s": round(per - base, 3)}
 
 
+def bench_real_site(n: int) -> dict:
+    """The site as it ships: `mkdocs build --strict` of this checkout (every entry, the ledger, every executed
+    runbook), and of n entries cloned from it, each with its executed runbooks and their ledger records
+    (the site's scale target: 1000 entries under 60 s on 2 cores). Fresh output folders, no caches."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    tmp = Path(tempfile.mkdtemp(prefix="errbook-site-"))
+    try:
+        real = measure([PY, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(REPO / "mkdocs.yml"),
+                        "-d", str(tmp / "real")], env=env, cwd=REPO)
+        root = make_entries(n, tmp / "root")
+        runs_src = REPO / "docs" / "verification" / "runs"
+        runs = root / "docs" / "verification" / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        loaded, _ = entries.load_all(REPO)
+        base = list(entries.active(loaded))
+        records = [json.loads(x) for x in (REPO / "runbooks" / "ledger.jsonl").read_text().splitlines() if x.strip()]
+        latest = {(r.get("entry"), r.get("notebook")): r for r in records if isinstance(r, dict)}
+        lines, notebooks = [], 0
+        for i in range(n):
+            src, eid = base[i % len(base)], f"RMN-{i + 1:04d}"
+            for nb in sorted(runs_src.glob(f"{src.id}--*.ipynb")):
+                dest = runs / nb.name.replace(src.id, eid, 1)
+                shutil.copy(nb, dest)
+                notebooks += 1
+                rec = latest.get((src.id, f"docs/verification/runs/{nb.name}"))
+                if rec:
+                    lines.append(json.dumps(dict(rec, entry=eid, notebook=f"docs/verification/runs/{dest.name}",
+                                                 runbook=f"runbooks/{src.klass}/{eid}.ipynb")))
+        (root / "runbooks" / "ledger.jsonl").write_text("\n".join(lines) + "\n")
+        scaled = measure([PY, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(root / "mkdocs.yml"),
+                          "-d", str(tmp / "scaled")], env=env, cwd=root)
+        pages = sum(1 for _ in (tmp / "scaled").rglob("index.html"))
+        return {"real_site": real, "scaled": {"entries": n, "executed_runbooks": notebooks, "pages": pages, **scaled}}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("which", nargs="*", default=["triage", "validate", "site", "runbooks"])
+    ap.add_argument("which", nargs="*", default=["triage", "validate", "site", "realsite", "runbooks"])
     ap.add_argument("--gib", type=float, default=1.0, help="size of the log compared with grep and rg")
     ap.add_argument("--sizes", default="0.25,1,2,4", help="log sizes (GiB) for the memory curve")
     ap.add_argument("--dense-lines", type=int, default=1_000_000)
@@ -236,6 +275,8 @@ def main() -> int:
         out["triage"] = bench_triage(a.gib, [float(x) for x in a.sizes.split(",") if x], a.dense_lines)
     if which & {"validate", "site"}:
         out.update(bench_validate_and_site(a.entries, which))
+    if "realsite" in which:
+        out["site_as_shipped"] = bench_real_site(a.entries)
     if "runbooks" in which:
         out["runbooks"] = bench_runbooks(a.jobs)
     print(json.dumps(out, indent=1))

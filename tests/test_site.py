@@ -1,14 +1,131 @@
-"""The site: `mkdocs build --strict` alone builds everything from the entries and the ledger."""
+"""The site: `mkdocs build --strict` alone builds everything from the entries, the ledger and the executed
+runbooks. Pages are checked in their built HTML."""
+import copy
 import html as html_mod
 import json
+import os
 import re
+from html.parser import HTMLParser
+from pathlib import Path
 
-from conftest import build, make_root
+import pytest
+import yaml
+
+from conftest import BASE_ENTRY, REPO, build, make_root
+from errbook import sitegen
+
+
+INLINE_TAGS = r"</?(?:a|code|strong|em|span|small|b|i|kbd|mark|sub|sup)\b[^>]*>"
 
 
 def text_of(page: str) -> str:
-    return html_mod.unescape(re.sub(r"<[^>]+>", " ", page))
+    """Visible text: inline markup vanishes, block markup separates words."""
+    return html_mod.unescape(re.sub(r"<[^>]+>", " ", re.sub(INLINE_TAGS, "", page)))
 
+
+def squash(s: str) -> str:
+    return " ".join(s.split())
+
+
+# --- a site whose entries carry the schema-1.1 fields, with a fleet ledger and executed runbooks ----------------
+
+RICH = {
+    "schema_version": "1.1.0",
+    "cause": "The source still includes CUDA's `cuda_runtime.h`, which HIP-Clang neither ships nor searches.",
+    "cause_zh": "源码仍包含 CUDA 的 `cuda_runtime.h`，HIP-Clang 不提供也不搜索该头文件。",
+    "symptoms_zh": ["hipcc 报错：找不到 cuda_runtime.h 头文件。", "报错末尾是 1 error generated when compiling for gfx90a。"],
+    "applies_to": [{"component": "rocm", "versions": ">=5.0, <6.2", "fixed_in": "6.2",
+                    "evidence": "Fixture: a range with an end, to show how the page words it."},
+                   {"component": "hip", "versions": "any", "evidence": "Fixture."}],
+    "reviewed": "2026-11-20",
+    "aliases": ["seed-001-compile-cuda-headers", "hipErrorFixtureName"],
+}
+STEP_ZH = "先用 HIPIFY 转换源码，再改为包含 `hip/hip_runtime.h`。"
+CHECK_SAYS = "a source file includes cuda_runtime.h while HIP_PLATFORM is amd"
+NOT_CHECKABLE = "Which headers a third-party dependency pulls in is only known at build time."
+CIRCULATES = "Forum answers that suggest adding the CUDA toolkit's include directory to hipcc's flags."
+SEED_TEXT = "001 compile section (cuda_runtime.h paragraph and step 1)"
+
+
+def _rich_entry() -> dict:
+    d = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    d.update(copy.deepcopy(RICH))
+    d["fix"][0]["step_zh"] = STEP_ZH
+    d["fix"].insert(0, {"step": "Port the include: replace the CUDA header with the HIP one. Then rebuild.",
+                        "code": {"lang": "cpp", "before": "#include <cuda_runtime.h>",
+                                 "after": "#include <hip/hip_runtime.h>"}})
+    d["triggers"]["checks"] = [{"id": "cuda-include-on-amd", "says": CHECK_SAYS,
+                                "when": [{"fact": "env.HIP_PLATFORM", "equals": "amd"}]}]
+    d["triggers"]["not_checkable"] = NOT_CHECKABLE
+    for c in d.get("corrects") or []:
+        c["circulates"] = CIRCULATES
+        c.pop("seed", None)
+    return d
+
+
+def _notebook(n_lines: int, extra_md: str = "") -> dict:
+    src = json.loads((REPO / "runbooks" / "compile" / "RMN-0001.ipynb").read_text(encoding="utf-8"))
+    src["cells"].append({"cell_type": "markdown", "metadata": {}, "id": "md-extra",
+                         "source": "## Section two\n\nText with <script>alert(9)</script> and **bold** words.\n" + extra_md})
+    src["cells"].append({"cell_type": "code", "metadata": {}, "id": "big-out", "execution_count": 1,
+                         "source": "for i in range(N): print('line', i)",
+                         "outputs": [{"output_type": "stream", "name": "stdout",
+                                      "text": "".join(f"line {i}\n" for i in range(n_lines))}]})
+    return src
+
+
+RECORD = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "outcome": "passed",
+          "tiers": {"static": {"outcome": "passed", "checks": 2, "passed": 2},
+                    "toolchain": {"outcome": "passed", "checks": 1, "passed": 1},
+                    "rocm": {"outcome": "skipped", "reason": "no AMD GPU with ROCm on this machine"}},
+          "fingerprint": {"platform": "cpu"}, "platform_label": "CPU (no GPU)", "date": "2026-11-30T00:00:00Z",
+          "commit": "abcdef1234567", "notebook": "docs/verification/runs/RMN-0001--cpu.ipynb"}
+
+
+@pytest.fixture(scope="module")
+def rich(tmp_path_factory):
+    root = make_root(tmp_path_factory.mktemp("rich") / "root", with_docs=True)
+    (root / "errata" / "compile" / "RMN-0001.yaml").write_text(
+        yaml.safe_dump(_rich_entry(), allow_unicode=True, sort_keys=False), encoding="utf-8")
+    plain = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))        # an entry without the 1.1 fields
+    plain.update(id="RMN-0003", related=["RMN-0001"], aliases=[], title="A plain 1.0 entry about cuda_fp16.h headers")
+    plain["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
+    (root / "errata" / "compile" / "RMN-0003.yaml").write_text(yaml.safe_dump(plain, allow_unicode=True), encoding="utf-8")
+    runs = root / "docs" / "verification" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "RMN-0001--cpu.ipynb").write_text(json.dumps(_notebook(5000)), encoding="utf-8")
+    (runs / "RMN-0001--rocm-gfx942.ipynb").write_text(json.dumps(_notebook(3)), encoding="utf-8")
+    big = _notebook(3, extra_md="x" * (6 << 20))          # 6 MiB: gets a page, not published as a download
+    (runs / "RMN-0003--cpu.ipynb").write_text(json.dumps(big), encoding="utf-8")
+    recs = [RECORD,
+            dict(RECORD, tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
+                 platform_label="CUDA · NVIDIA H200", notebook="", date="2026-11-29T00:00:00Z"),
+            dict(RECORD, outcome="failed", fingerprint={"platform": "rocm", "arch": "gfx942", "rocm": "6.4.1", "gpu": "MI300X"},
+                 platform_label="ROCm 6.4.1 · gfx942", date="2026-11-28T00:00:00Z",
+                 tiers={"rocm": {"outcome": "failed", "reason": "kernel ran on the wrong device"}},
+                 notebook="docs/verification/runs/RMN-0001--rocm-gfx942.ipynb"),
+            dict(RECORD, outcome="passed", fingerprint={"platform": "rocm", "arch": "gfx90a", "rocm": "6.2.0"},
+                 platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z", tiers={"rocm": {"outcome": "passed"}},
+                 notebook=""),
+            dict(RECORD, entry="RMN-0003", notebook="docs/verification/runs/RMN-0003--cpu.ipynb")]
+    (root / "runbooks" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = root.parent / "out"
+    r = build(root, out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return root, out
+
+
+def page(out: Path, rel: str) -> str:
+    return (out / rel / "index.html").read_text(encoding="utf-8")
+
+
+def article(html: str) -> str:
+    """The page's content, without navigation, header and footer."""
+    m = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', html, re.S)
+    return m.group(1) if m else html
+
+
+# --- the basic site (conftest.built: a real entry and a hostile one) ---------------------------------------------
 
 def test_strict_build_passes(built):
     _, out, r = built
@@ -18,22 +135,19 @@ def test_strict_build_passes(built):
 def test_one_page_per_entry_and_indexes(built):
     _, out, _ = built
     assert sorted(p.name for p in (out / "entries").iterdir()) == ["RMN-0001", "RMN-0002"]
-    for page in ("overview", "classes/compile", "classes/runtime", "classes/performance", "corrections",
-                 "verification", "tags", "triage", "onboarding", "contributing", "schema"):
-        assert (out / page / "index.html").is_file(), page
+    for pg in ("overview", "classes/compile", "classes/runtime", "classes/performance", "corrections",
+               "verification", "tags", "triage", "onboarding", "contributing", "schema"):
+        assert (out / pg / "index.html").is_file(), pg
     assert json.loads((out / "schema" / "entry-1.schema.json").read_text())["title"].startswith("ROCm")
-    compile_idx = (out / "classes" / "compile" / "index.html").read_text()
+    compile_idx = page(out, "classes/compile")
     assert "RMN-0001" in compile_idx and "RMN-0002" in compile_idx
 
 
 def test_entry_text_is_inert(built):
     _, out, _ = built
-    html = (out / "entries" / "RMN-0002" / "index.html").read_text()
+    html = page(out, "entries/RMN-0002")
     for bad in ("<script>alert", "<img src=x", 'href="javascript:alert', "<iframe"):
         assert bad not in html, bad
-    # parsed as a browser would: no element carries an injected handler, no script holds injected code
-    from html.parser import HTMLParser
-
     found = []
 
     class P(HTMLParser):
@@ -57,36 +171,303 @@ def test_entry_text_is_inert(built):
 
 def test_entry_page_shows_verification_and_corrections(built):
     _, out, _ = built
-    page = (out / "entries" / "RMN-0001" / "index.html").read_text()
-    t = text_of(page)
-    assert re.search(r"toolchain <span class=\"twemoji\">.*?</span> CPU \(no GPU\)", page)   # passed mark as SVG
+    html = page(out, "entries/RMN-0001")
+    t = text_of(html)
+    assert re.search(r'<small class="eb-badge eb-passed" data-search-exclude>toolchain: passed</small>', html)
+    assert "<svg" not in re.search(r'<small class="eb-badge.*?</small>', html).group(0)       # glyph from CSS
+    rows = [squash(text_of(r)) for r in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
+    assert "toolchain CPU (no GPU) passed 2026-11-30 abcdef1234" in rows
     assert "Not yet verified on AMD hardware" in t
     assert "What people believe" in t and "What is true" in t
-    m = text_of((out / "verification" / "index.html").read_text())
+    m = text_of(page(out, "verification"))
     assert "CUDA · NVIDIA H200" in m and "ROCm (AMD GPU)" in m
     assert "ledger.jsonl:3: corrupt record" in m
-    c = text_of((out / "corrections" / "index.html").read_text())
+    c = text_of(page(out, "corrections"))
     assert "ROCM_PATH only tells tools where ROCm is" in c
 
 
 def test_related_links_both_ways(built):
     _, out, _ = built
-    assert "../RMN-0002/" in (out / "entries" / "RMN-0001" / "index.html").read_text()
+    assert "../RMN-0002/" in page(out, "entries/RMN-0001")
 
 
-def test_search_index_has_segmented_chinese(built):
-    _, out, _ = built
+def test_fallbacks_when_entries_lack_the_11_fields(built):
+    """Before the enrichment lands: the cause is the summary's first sentence, 'updated' stands in for
+    'reviewed', the trigger's rocm_versions for applies_to, and seed pointers never reach the page."""
+    root, out, _ = built
+    d = yaml.safe_load((root / "errata" / "compile" / "RMN-0001.yaml").read_text(encoding="utf-8"))
+    assert "cause" not in d and "reviewed" not in d and "applies_to" not in d
+    html = article(page(out, "entries/RMN-0001"))
+    t = squash(text_of(html))
+    assert "HIP-Clang compiling for an AMD target does not ship or search the CUDA headers." in t
+    cause = re.search(r'<p class="eb-cause">(.*?)</p>', html, re.S).group(1)
+    assert "Source that still includes" not in cause                       # one sentence, not the summary
+    assert "Applies to ROCm any version · updated 2026-11-30" in t
+    assert "seed-001" not in t and "001 compile section" not in t
+    assert "the team's old internal field notes" in t
+
+
+# --- entry page layout with the 1.1 fields ---------------------------------------------------------------------
+
+def test_entry_page_top_is_title_cause_then_fix_box(rich):
+    _, out = rich
+    html = article(page(out, "entries/RMN-0001"))
+    pos = {k: html.find(v) for k, v in {
+        "h1": "<h1", "cause": 'class="eb-cause"', "fix box": "eb-fix", "symptoms": 'id="symptoms"',
+        "log": 'id="what-the-log-says"', "triggers": 'id="triggers"', "root cause": 'id="root-cause"',
+        "fix": 'id="fix"', "references": 'id="references"'}.items()}
+    assert all(v >= 0 for v in pos.values()), pos
+    assert list(pos) == sorted(pos, key=pos.get), pos
+    cause = re.search(r'<p class="eb-cause">(.*?)</p>', html, re.S).group(1)
+    assert "neither ships nor searches" in cause and "<code>cuda_runtime.h</code>" in cause
+    box = html[pos["fix box"]:pos["symptoms"]]
+    code = text_of(re.search(r"<pre.*?</pre>", box, re.S).group(0))
+    assert "Port the include: replace the CUDA header with the HIP one." in text_of(box)
+    assert code.strip() == "#include <hip/hip_runtime.h>"                    # the corrected command only
+    assert 'href="#fix"' in box and "All 5 steps" in text_of(box)
+    assert "Applies to ROCm from 5.0, before 6.2 (fixed in 6.2); HIP any version · reviewed 2026-11-20" in squash(text_of(box))
+    assert "eb-badge eb-passed" in box and "static: passed" in text_of(box) and "toolchain: passed" in text_of(box)
+
+
+def test_log_examples_first_patterns_collapsed(rich):
+    _, out = rich
+    html = article(page(out, "entries/RMN-0001"))
+    sec = html[html.find('id="what-the-log-says"'):html.find('id="triggers"')]
+    example = sec.find("1 error generated when compiling for gfx90a")
+    pattern = sec.find("file not found|No such file or directory")
+    assert 0 <= example < pattern
+    details = re.findall(r"<details[^>]*>", sec)
+    assert details and not any("open" in d for d in details)     # regexes are collapsed
+    assert sec.rfind("<details", 0, pattern) > sec.rfind("</details>", 0, pattern)
+
+
+def test_chinese_tab_has_cause_symptoms_and_fix_steps(rich):
+    _, out = rich
+    html = article(page(out, "entries/RMN-0001"))
+    tabs = re.findall(r'<label[^>]*>(English|中文)</label>', html)
+    assert tabs.count("中文") >= 3                      # summary, symptoms, fix
+    t = text_of(html)
+    assert "源码仍包含 CUDA 的" in t                       # cause_zh
+    for s in RICH["symptoms_zh"]:
+        assert s in t
+    assert "先用 HIPIFY 转换源码" in t
+    assert "Port the include" in t                        # steps without step_zh fall back to English
+
+
+def test_before_after_opens_on_after(rich):
+    _, out = rich
+    html = article(page(out, "entries/RMN-0001"))
+    fix = html[html.find('id="fix"'):]
+    group = re.search(r'<div class="tabbed-set tabbed-alternate"[^>]*>(?:(?!<div class="tabbed-set).)*?Before.*?After.*?</div>', fix, re.S)
+    assert group
+    inputs = re.findall(r"<input[^>]*>", group.group(0))
+    labels = re.findall(r"<label[^>]*>([^<]*)</label>", group.group(0))
+    assert labels[:2] == ["Before", "After"]
+    assert "checked" not in inputs[0] and "checked" in inputs[1]
+
+
+def test_trigger_checks_in_plain_words(rich):
+    _, out = rich
+    t = squash(text_of(article(page(out, "entries/RMN-0001"))))
+    assert f"Checked on a machine (errbook doctor): this entry applies when {CHECK_SAYS}" in t
+    assert f"Not checkable on a machine: {NOT_CHECKABLE}" in t
+
+
+def test_aliases_show_identifiers_not_internal_ids(rich):
+    _, out = rich
+    t = text_of(article(page(out, "entries/RMN-0001")))
+    assert "hipErrorFixtureName" in t and "seed-001" not in t
+
+
+def test_corrections_say_where_advice_circulates(rich):
+    _, out = rich
+    for rel in ("corrections", "entries/RMN-0001"):
+        t = squash(text_of(article(page(out, rel))))
+        assert "Where it circulates: " + CIRCULATES in t, rel
+        assert SEED_TEXT not in t, rel
+
+
+def test_edit_and_runbook_links_point_at_the_sources(rich):
+    _, out = rich
+    html = page(out, "entries/RMN-0001")
+    edit = re.search(r'<a href="([^"]+)"[^>]*class="md-content__button md-icon"', html)
+    assert edit and edit.group(1).endswith("/edit/main/errata/compile/RMN-0001.yaml"), edit and edit.group(1)
+    assert "/blob/main/runbooks/compile/RMN-0001.ipynb" in html
+    assert "md-content__button" not in page(out, "overview")             # generated: nothing to edit
+    assert re.search(r'href="[^"]+/edit/main/docs/contributing\.md"', page(out, "contributing"))
+
+
+def test_entry_search_metadata(rich):
+    _, out = rich
     idx = json.loads((out / "search" / "search_index.json").read_text())
-    docs = [d for d in idx["docs"] if d["location"].startswith("entries/RMN-0001/")]
-    assert docs and any("\u200b" in d["text"] for d in docs)   # jieba segmentation inserted separators
+    docs = idx["docs"]
+    assert not [d for d in docs if d["location"].startswith("verification/runs/")]     # executed runs: not indexed
+    top = next(d for d in docs if d["location"] == "entries/RMN-0001/")
+    assert top["boost"] == sitegen.ENTRY_SEARCH_BOOST
+    assert "hipErrorFixtureName" in top["text"] and "fatal error: &#x27;cuda_runtime.h&#x27;" in html_mod.escape(html_mod.unescape(top["text"]))
+    assert not [d for d in docs if d["location"].startswith("entries/RMN-0001/#verification")]
+    assert "static: passed" not in top["text"]                                           # badges are not text
+    assert idx["config"]["fields"]["tags"]["boost"] < 10                                  # not Material's 1e6
+    zh = [d for d in docs if d["location"].startswith("entries/RMN-0001")]
+    assert any("\u200b" in d["text"] for d in zh)        # jieba segmentation inserted separators
+
+
+def test_primary_identifier():
+    d = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    assert sitegen.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
+    d["aliases"] = ["seed-001-x", "hipErrorNoDevice"]
+    assert sitegen.primary_identifier(d) == "hipErrorNoDevice"
+    d["aliases"] = ["tensile-library-dat"]                 # a slug is not an identifier
+    assert sitegen.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
+
+
+def test_version_words_and_first_sentences():
+    assert sitegen.version_words(">=6.0, <6.2") == "from 6.0, before 6.2"
+    assert sitegen.version_words(">=6.0,<=6.2") == "6.0–6.2"
+    assert sitegen.version_words("any") == "any version"
+    assert sitegen.first_sentences("Use `torch.cuda.get_arch_list()`. Then rebuild.", 40) == "Use `torch.cuda.get_arch_list()`."
+    assert sitegen.first_sentences("One e.g. two. Three.", 14) == "One e.g. two."
+    assert sitegen.first_sentences("One. Two.", 40, most=1) == "One."
+    long = sitegen.first_sentences("word " * 100, 50)
+    assert len(long) <= 52 and long.endswith("…")
+
+
+# --- executed runbooks --------------------------------------------------------------------------------------------
+
+def test_run_page_title_badges_backlink_and_truncation(rich):
+    _, out = rich
+    html = page(out, "verification/runs/RMN-0001--cpu")
+    assert "<title>RMN-0001 on CPU (no GPU), 2026-11-30" in html
+    art = article(html)
+    t = squash(text_of(art))
+    assert "static: passed (2/2 checks)" in t and "rocm: skipped" in t
+    assert 'eb-badge eb-passed' in art and 'eb-badge eb-skipped' in art
+    assert 'href="../../../entries/RMN-0001/"' in art
+    assert "line 4999" not in t and "Output truncated for the page" in t
+    assert len(html) < 400_000
+    assert "<script>alert(9)" not in art and "&lt;script&gt;alert(9)" in art
+    assert "<strong>bold</strong>" in art
+    assert 'href="../RMN-0001--cpu.ipynb"' in art and (out / "verification/runs/RMN-0001--cpu.ipynb").is_file()
+    ids = set(re.findall(r'id="([^"]+)"', html))
+    anchors = re.findall(r'<a href="#([^"]+)" class="md-nav__link"', html)
+    assert anchors and not [a for a in anchors if a not in ids]        # no broken table-of-contents anchors
+
+
+def test_oversize_notebook_gets_a_page_but_no_download(rich):
+    _, out = rich
+    assert (out / "verification/runs/RMN-0003--cpu/index.html").is_file()
+    assert not (out / "verification/runs/RMN-0003--cpu.ipynb").exists()
+    assert "too large to publish" in text_of(page(out, "verification/runs/RMN-0003--cpu"))
+
+
+def test_verification_matrix_shows_the_fleet(rich):
+    _, out = rich
+    html = article(page(out, "verification"))
+    heads = [squash(text_of(h)) for h in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
+    assert heads[:5] == ["Entry", "gfx90a · ROCm 6.2.0", "gfx942 · ROCm 6.4.1", "CUDA · NVIDIA H200", "CPU (no GPU)"]
+    row = next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "RMN-0001" in r)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    assert "cuda_runtime.h" in text_of(cells[0])                                        # titles
+    assert 'eb-badge eb-failed' in cells[2] and "2026-11-28" in text_of(cells[2])
+    assert 'href="runs/RMN-0001--rocm-gfx942/"' in cells[2]                             # link to the run
+    assert 'eb-badge eb-passed' in cells[4] and 'href="runs/RMN-0001--cpu/"' in cells[4]
+    assert "no run" in text_of(re.findall(r"<td[^>]*>(.*?)</td>",
+                                          next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "RMN-0003" in r), re.S)[1])
+
+
+def test_hostile_ledger_values_are_text(tmp_path):
+    root = make_root(tmp_path / "root", with_docs=True)
+    evil = "<img src=x onerror=alert(1)>"
+    rec = dict(RECORD, outcome=evil, date="2026-11-30" + evil, platform_label=evil, commit=evil,
+               tiers={"static": {"outcome": evil, "reason": evil}}, notebook="",
+               fingerprint={"platform": "rocm", "arch": evil, "rocm": evil})
+    (root / "runbooks" / "ledger.jsonl").write_text(json.dumps(rec) + "\n")
+    r = build(root, tmp_path / "out")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rel in ("verification", "entries/RMN-0001", "overview"):
+        assert "<img src=x" not in page(tmp_path / "out", rel), rel
+
+
+# --- index pages, home, contributing, paste-page assets ----------------------------------------------------------
+
+def test_entry_tables_are_filterable(rich):
+    _, out = rich
+    for rel in ("overview", "classes/compile"):
+        html = article(page(out, rel))
+        assert '<div class="eb-filter" data-columns="Class,Tags,GPU,ROCm,Verified"></div>' in html
+        heads = [squash(text_of(h)) for h in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
+        assert heads == ["Entry", "Title", "Class", "Tags", "GPU", "ROCm", "Verified"]
+        assert "from 5.0, before 6.2" in text_of(html) and "verified without AMD GPU" in text_of(html)
+    assert "assets/errbook/tables.js" in page(out, "overview")
+
+
+def test_home_says_where_the_tools_are(rich):
+    _, out = rich
+    t = squash(text_of(article(page(out, ""))))
+    assert "bash scripts/bootstrap.sh serve" in t and "bash scripts/bootstrap.sh install" in t
+    assert "errbook run RMN-0090" in t and "Get the tools" in t
+
+
+def test_contributing_shows_link_syntax(built):
+    _, out, _ = built
+    html = article(page(out, "contributing"))
+    assert "<code>[[RMN-0001]]</code>" in html
+
+
+def test_cjk_font_stack(built):
+    _, out, _ = built
+    css = (out / "assets" / "errbook" / "errbook.css").read_text()
+    assert re.search(r"--md-text-font:[^;]*Noto Sans CJK SC[^;]*Microsoft YaHei", css, re.S) or \
+        re.search(r"--md-text-font:[^;]*Microsoft YaHei[^;]*Noto Sans CJK SC", css, re.S)
+    assert "assets/errbook/errbook.css" in page(out, "entries/RMN-0001")
+
+
+def test_sitemap_and_404_under_a_sub_path(tmp_path):
+    root = make_root(tmp_path / "root", with_docs=True)
+    env = dict(os.environ, ERRBOOK_SITE_URL="https://docs.example.org/errbook/")
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(root / "mkdocs.yml"),
+                        "-d", str(tmp_path / "out")], capture_output=True, text=True, cwd=root,
+                       env=dict(env, NO_MKDOCS_2_WARNING="1"), timeout=600)
+    assert r.returncode == 0, r.stderr
+    locs = re.findall(r"<loc>([^<]+)</loc>", (tmp_path / "out" / "sitemap.xml").read_text())
+    assert locs and all(u.startswith("https://docs.example.org/errbook/") for u in locs)
+    assert "https://docs.example.org/errbook/entries/RMN-0001/" in locs
+    notfound = (tmp_path / "out" / "404.html").read_text()
+    assets = re.findall(r'(?:href|src)="([^"]*assets/[^"]+)"', notfound)
+    assert assets and all(a.startswith("/errbook/assets/") for a in assets), assets
+
+
+def test_hand_written_notebooks_render_through_mkdocs_jupyter(tmp_path):
+    """mkdocs-jupyter stays the renderer of notebooks written as documentation (docs/notebooks/); executed
+    runbooks get the plugin's own pages."""
+    root = make_root(tmp_path / "root", with_docs=True)
+    (root / "docs" / "notebooks").mkdir()
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# A worked example\n\nSome text."},
+                    {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "print(6 * 7)",
+                     "outputs": [{"output_type": "stream", "name": "stdout", "text": "42\n"}]}],
+          "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (root / "docs" / "notebooks" / "demo.ipynb").write_text(json.dumps(nb))
+    r = build(root, tmp_path / "out")
+    assert r.returncode == 0, r.stdout + r.stderr
+    html = (tmp_path / "out" / "notebooks" / "demo" / "index.html").read_text()
+    assert "jp-Notebook" in html and "42" in html
 
 
 def test_paste_page_assets(built):
     _, out, _ = built
     js = (out / "assets" / "errbook" / "signatures.js").read_text()
-    assert js.startswith("window.ERRBOOK_BUNDLE = ") and "cuda-header-not-found" in js
-    assert (out / "assets" / "errbook" / "engine.js").is_file()
-    assert (out / "assets" / "errbook" / "paste.js").is_file()
+    assert js.startswith("(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = ")
+    bundle = json.loads(js.split(" = ", 1)[1].rstrip().rstrip(";"))
+    assert "cuda-header-not-found" in js
+    meta = bundle["entries"]["RMN-0001"]
+    assert meta["fix_url"] == "entries/RMN-0001/#fix" and meta["cause"] and meta["title_zh"]
+    for name in ("engine.js", "paste.js", "triage-worker.js", "search-query.js"):
+        assert (out / "assets" / "errbook" / name).is_file(), name
+    assert (out / "assets" / "javascripts" / "workers" / "errbook-search.js").is_file()
+    assert 'src="../assets/errbook/search-query.js"></script></head>' in page(out, "triage")
 
 
 def test_invalid_entry_fails_the_build(tmp_path):
@@ -107,8 +488,8 @@ def test_unknown_entry_reference_fails_the_build(tmp_path):
 def test_site_loads_nothing_from_other_hosts(built):
     """No fonts, scripts, images or styles from a CDN: the site works offline and leaks nothing."""
     _, out, _ = built
-    for page in out.rglob("*.html"):
-        html = page.read_text(encoding="utf-8")
+    for pg in out.rglob("*.html"):
+        html = pg.read_text(encoding="utf-8")
         external = re.findall(r'<(?:script|img|link|iframe)[^>]+(?:src|href)="(https?://[^"]+)"', html)
         external = [u for u in external if not u.startswith("https://rocm.docs")]
-        assert not [u for u in external if "stylesheet" in u or u.endswith((".js", ".css", ".svg", ".png", ".woff2"))], (page, external)
+        assert not [u for u in external if "stylesheet" in u or u.endswith((".js", ".css", ".svg", ".png", ".woff2"))], (pg, external)

@@ -1,29 +1,38 @@
-"""MkDocs adapter: turns entries and the ledger into pages during `mkdocs build`/`serve` (no separate pre-step)."""
+"""MkDocs adapter: turns entries, the ledger and executed runbooks into pages during `mkdocs build`/`serve`
+(no separate pre-step). Page layout lives in sitegen.py; this file only moves data in and files out."""
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
 
 from . import entries as entries_mod
 from . import ledger, matcher, paths, sitegen, validate
 
 log = get_plugin_logger(__name__)
 
+ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "errbook.css", "search-query.js")
+HEAD_SCRIPT = "assets/errbook/search-query.js"   # must run before Material's bundle starts its search worker
+MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
+
 
 class ErrbookConfig(Config):
     root = c.Optional(c.Type(str))   # checkout root; default: the folder of mkdocs.yml
+    branch = c.Type(str, default="main")
 
 
 class ErrbookPlugin(BasePlugin[ErrbookConfig]):
     def on_config(self, config):
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
+        self.links = sitegen.Links(repo_url=config.repo_url or "", branch=self.config.branch)
         loaded, errors = entries_mod.load_all(self.root)
         for e in errors:
             if e.kind == "unreadable":
@@ -39,55 +48,117 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self.entries = [e for e in loaded if not e.withdrawn]
         self.withdrawn = [e for e in loaded if e.withdrawn]
         self.by_id = {e.id: e for e in loaded}
-        records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
+        self.records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
         for p in self.ledger_problems:
             log.info(f"ledger: {p}")
-        self.latest = ledger.latest_by_entry_platform(records)
+        self.latest = ledger.latest_by_entry_platform(self.records)
         try:
             self.bundle = matcher.Matcher.from_entries(self.entries).bundle()
         except Exception as ex:  # a bad pattern: validate names it precisely
             raise PluginError(f"signature does not compile (run `errbook validate`): {ex}") from None
         return config
 
-    def _add(self, files, config, uri: str, content: str | bytes) -> None:
+    def _add(self, files, config, uri: str, content: str | bytes, edit_uri: str | None = None) -> None:
         existing = files.get_file_from_path(uri)
         if existing is not None:
             files.remove(existing)
-        files.append(File.generated(config, uri, content=content))
+        f = File.generated(config, uri, content=content)
+        if edit_uri:
+            f.edit_uri = edit_uri        # relative to mkdocs.yml's edit_uri (which points into docs/)
+        files.append(f)
+
+    def _run_pages(self, files, config) -> frozenset:
+        """One page per executed runbook in docs/verification/runs/; the .ipynb itself stays downloadable
+        unless it is too large to publish."""
+        by_nb = {}
+        for r in self.records:
+            if isinstance(r, dict) and isinstance(r.get("notebook"), str):
+                by_nb[r["notebook"]] = r              # later lines win
+        published = set()
+        for f in [f for f in files if f.src_uri.startswith(sitegen.RUNS_DIR + "/") and f.src_uri.endswith(".ipynb")]:
+            rel = "docs/" + f.src_uri
+            name = f.src_uri.rsplit("/", 1)[-1][:-len(".ipynb")]
+            nb, problem = None, ""
+            size = Path(f.abs_src_path).stat().st_size if f.abs_src_path else 0
+            if size > 4 * MAX_PUBLISHED_NOTEBOOK:
+                problem = f"The notebook is {size / 2**20:.0f} MiB; it is neither shown nor published."
+            else:
+                try:
+                    nb = json.loads(Path(f.abs_src_path).read_text(encoding="utf-8", errors="replace"))
+                    if not isinstance(nb, dict):
+                        nb, problem = None, "The file is not a notebook."
+                except (OSError, ValueError) as ex:
+                    problem = f"The notebook could not be read: {ex}"
+            keep = size <= MAX_PUBLISHED_NOTEBOOK and nb is not None
+            if not keep:
+                files.remove(f)
+            rec = by_nb.get(rel)
+            entry = self.by_id.get(str((rec or {}).get("entry") or name.split("--")[0]))
+            uri = sitegen.run_page_uri(rel)
+            self.raw[uri] = raw = sitegen.RawBlocks()
+            self._add(files, config, uri,
+                      sitegen.run_page(name, nb, rec, entry, problem, f"{name}.ipynb" if keep else None, raw))
+            published.add(rel)
+        return frozenset(published)
 
     def on_files(self, files, config):
-        docs = Path(config.docs_dir)
-        notebooks = frozenset(str(Path("docs") / p.relative_to(docs)) for p in docs.rglob("*.ipynb"))
+        self.raw: dict[str, sitegen.RawBlocks] = {}        # page -> its pre-rendered blocks (see on_page_content)
+        notebooks = self._run_pages(files, config)
         for e in self.entries + self.withdrawn:
-            self._add(files, config, sitegen.entry_uri(e.id),
-                      sitegen.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks))
+            uri = sitegen.entry_uri(e.id)
+            self.raw[uri] = raw = sitegen.RawBlocks()
+            self._add(files, config, uri,
+                      sitegen.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw),
+                      edit_uri="../" + e.rel)
         for k in sitegen.CLASSES:
-            self._add(files, config, f"classes/{k}.md", sitegen.class_page(k, [e for e in self.entries if e.klass == k]))
+            self._add(files, config, f"classes/{k}.md",
+                      sitegen.class_page(k, [e for e in self.entries if e.klass == k], self.latest))
         self._add(files, config, "overview.md", sitegen.overview_page(self.entries, self.latest))
         self._add(files, config, "corrections.md", sitegen.corrections_page(self.entries))
         from . import facts
         self._add(files, config, "machine-checks.md", sitegen.machine_checks_page(self.entries, facts.VOCAB))
         self._add(files, config, "verification/index.md",
-                  sitegen.matrix_page(self.entries, self.latest, self.ledger_problems))
+                  sitegen.matrix_page(self.entries, self.records, self.ledger_problems, notebooks))
         schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
         self._add(files, config, "schema/index.md", sitegen.schema_page(schema))
         self._add(files, config, "schema/entry-1.schema.json", json.dumps(schema, indent=2, ensure_ascii=False))
-        bundle = dict(self.bundle, entries={
-            e.id: {"title": e["title"], "summary": e.summary_line, "fix": e.first_fix, "url": f"entries/{e.id}/"}
-            for e in self.entries})
-        # A script, not JSON fetched at run time: the paste page then makes no request at all.
+        bundle = dict(self.bundle, entries={e.id: sitegen.paste_meta(e) for e in self.entries})
+        # A script, not JSON fetched at run time: the paste page then makes no request for it. It sets the
+        # bundle on the global object, so the page and the matching Web Worker (importScripts) both read it.
         self._add(files, config, "assets/errbook/signatures.js",
-                  "window.ERRBOOK_BUNDLE = " + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
-        for name in ("engine.js", "paste.js"):
+                  "(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = "
+                  + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
+        for name in ASSETS:
             self._add(files, config, f"assets/errbook/{name}", (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
+        # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
+        self._add(files, config, "assets/javascripts/workers/errbook-search.js",
+                  (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))
         return files
 
     def on_page_markdown(self, markdown, page, config, files):
         page_dir = str(Path(page.file.src_uri).parent).replace(".", "") if page.file.src_uri else ""
-        out, unknown = sitegen.expand_refs(markdown, self.by_id, page_dir)
+        out, unknown = sitegen.expand_refs(markdown, self.by_id, page_dir, self.links)
         if unknown:
             raise PluginError(f"{page.file.src_uri}: unknown entry id(s) {sorted(set(unknown))}")
         return out
+
+    def on_page_content(self, html, page, config, files):
+        raw = self.raw.get(page.file.src_uri)
+        return raw.fill(html) if raw else html
+
+    def on_post_page(self, output, page, config):
+        return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url))
+
+    def on_post_template(self, output, template_name, config):
+        if template_name == "404.html":      # served at any depth: the site_url's path, not a relative one
+            base = urlsplit(config.site_url or "/").path or "/"
+            return self._head_script(output, base.rstrip("/") + "/" + HEAD_SCRIPT)
+        return output
+
+    @staticmethod
+    def _head_script(output: str, src: str) -> str:
+        tag = f'<script src="{src}"></script>'
+        return output.replace("</head>", tag + "</head>", 1) if "</head>" in output else output
 
     def on_serve(self, server, config, builder):
         for d in ("errata", "runbooks"):

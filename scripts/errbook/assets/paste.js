@@ -1,50 +1,358 @@
-/* The paste-your-log page: wires the form to the engine (engine.js, window.ErrbookTriage) and renders results.
- * Results are built with textContent: log text is never parsed as HTML, and nothing leaves the page. */
+/* The paste-your-log page. Matching runs in a Web Worker (triage-worker.js: the same engine.js and signature
+ * bundle as `errbook triage`) under a time budget; when the budget is spent the log is matched in parts and
+ * whatever was found is shown with what was not checked, so a slow pattern never freezes the page.
+ * Results are incident cards built with textContent (log text is never parsed as HTML). The log never leaves
+ * the page: the worker is started when the page loads, so matching itself makes no request at all. */
 (function (root) {
   "use strict";
-  const api = root.ErrbookTriage;
-  const compile = api.compile, matchText = api.matchText;
-  // ---- page wiring (only in a browser) ----
-  function el(tag, text, cls) { const e = document.createElement(tag); if (text != null) e.textContent = text; if (cls) e.className = cls; return e; }
+  const doc = root.document;
+  const api = root.ErrbookTriage;                                   // engine.js, for browsers without Workers
+  const here = doc.currentScript ? doc.currentScript.src : "";
+  const WORKER_URL = here ? here.replace(/paste\.js(\?.*)?$/, "triage-worker.js") : "";
+  const MAX_FILE = 64 << 20;
+  const SLICE_LINES = 2000, SLICE_CHARS = 256 << 10;
 
-  function render(out, res, bundle, elapsed, nlines) {
+  const TEXT = {
+    en: {
+      found: (n, lines, ms) => `${n} matching entr${n === 1 ? "y" : "ies"} · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
+      none: (lines) => `No entry matched (${lines} lines). Next steps:`,
+      cause: "Cause: ", fix: (n) => (n > 1 ? `First fix step (1 of ${n}): ` : "Fix: "), openFix: "Open the fix",
+      entry: "Entry", run: "Verify on this machine: ", evidence: (n) => `Lines in your log (${n}):`,
+      more: (n) => `… ${n} more matching line${n === 1 ? "" : "s"} not shown`, copy: "Copy", copied: "Copied",
+      strong: "Strong match: your log contains the message that names this problem.",
+      good: "Good match: a line characteristic of this problem.",
+      weak: "Weak match: only generic lines that also occur with other problems.",
+      likely: "Likely: lines close to this problem's messages, but not its exact message.",
+      cosmetic: "This message is harmless on its own (cosmetic); look for another cause.",
+      nextSearch: "Search the site for an error line (opens the search box here; nothing is sent)",
+      nextClass: "Browse the entries by class: ", nextAdd: "Not in the notebook yet? Add it with this log: ",
+      nextAddLink: "how to contribute an entry",
+      working: "Matching…", partial: (sec) => `Matching took longer than ${sec} s, so the log was matched in parts: the results are partial (a multi-line pattern that spans two parts can be missed).`,
+      skipped: (a, b) => `Lines ${a}–${b} were not checked: matching them took too long.`,
+      stopped: (a, b) => `Stopped at the time limit: lines ${a}–${b} were not checked.`,
+      progress: (a, n) => `Still matching: lines 1–${a} of ${n} checked so far.`,
+      error: "Matching failed: ", big: (mb) => `Only the first ${mb} MiB of the file were read.`,
+    },
+    zh: {
+      found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
+      none: (lines) => `没有匹配的条目（${lines} 行）。可以：`,
+      cause: "原因：", fix: (n) => (n > 1 ? `第一步修复（共 ${n} 步）：` : "修复："), openFix: "查看修复步骤",
+      entry: "条目", run: "在本机验证：", evidence: (n) => `日志中的相关行（${n}）：`,
+      more: (n) => `… 另有 ${n} 行未显示`, copy: "复制", copied: "已复制",
+      strong: "强匹配：日志中出现了专指此问题的报错信息。",
+      good: "较好匹配：出现了此问题的典型日志行。",
+      weak: "弱匹配：只有在其他问题中也会出现的通用日志行。",
+      likely: "可能相关：日志行与此问题的报错相近，但不是原文。",
+      cosmetic: "此信息本身无害（仅是提示），请继续查找其他原因。",
+      nextSearch: "在站内搜索一行报错（在本页打开搜索框，不发送任何内容）",
+      nextClass: "按类别浏览条目：", nextAdd: "错题本里还没有？用这份日志新增条目：", nextAddLink: "如何贡献条目",
+      working: "正在匹配…", partial: (sec) => `匹配超过 ${sec} 秒，日志已分段匹配：结果不完整（跨段的多行模式可能漏掉）。`,
+      skipped: (a, b) => `第 ${a}–${b} 行未检查：匹配耗时过长。`,
+      stopped: (a, b) => `已到时间上限：第 ${a}–${b} 行未检查。`,
+      progress: (a, n) => `仍在匹配：已检查第 1–${a} 行（共 ${n} 行）。`,
+      error: "匹配失败：", big: (mb) => `只读取了文件的前 ${mb} MiB。`,
+    },
+  };
+  let lang = /^zh/i.test((root.navigator && root.navigator.language) || "") ? "zh" : "en";
+  const t = (k, ...a) => { const v = TEXT[lang][k]; return typeof v === "function" ? v(...a) : v; };
+
+  function el(tag, text, cls) {
+    const e = doc.createElement(tag);
+    if (text != null) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  }
+
+  /* Entry prose may hold `code spans`: render them as code, everything else as text. */
+  function rich(parent, s) {
+    String(s || "").split(/(`[^`]+`)/).forEach((part) => {
+      if (/^`[^`]+`$/.test(part)) parent.appendChild(el("code", part.slice(1, -1)));
+      else if (part) parent.appendChild(doc.createTextNode(part));
+    });
+    return parent;
+  }
+
+  /* A code block with Material's copy button: Material's clipboard handler (delegated on the document)
+     copies data-clipboard-text and shows its "Copied" notice. */
+  function codeBlock(code) {
+    const pre = el("pre", null, "eb-code");
+    const nav = el("nav", null, "md-code__nav");
+    const btn = el("button", null, "md-code__button");
+    btn.type = "button";
+    btn.title = t("copy");
+    btn.setAttribute("aria-label", t("copy"));
+    btn.setAttribute("data-md-type", "copy");
+    btn.setAttribute("data-clipboard-text", code);
+    nav.appendChild(btn);
+    pre.appendChild(nav);
+    pre.appendChild(el("code", code));
+    return pre;
+  }
+
+  function link(text, href, cls) {
+    const a = el("a", text, cls);
+    a.href = new URL(href, doc.baseURI).href;
+    return a;
+  }
+
+  /* Plain-words confidence from the matched signatures' priority (weight = 100 × priority + …). */
+  function confidence(r, weights) {
+    if (r.confidence === "likely") return ["likely", t("likely")];
+    const best = Math.max(0, ...r.signatures.map((s) => weights.get(`${r.id}/${s}`) || 0));
+    const pr = Math.floor(best / 100);
+    if (pr >= 5) return ["strong", t("strong")];
+    if (pr >= 3) return ["good", t("good")];
+    return ["weak", t("weak")];
+  }
+
+  function evidence(r) {
+    const seen = new Set(), lines = [];
+    r.evidence.forEach((ev) => ev.lines.forEach((l) => {
+      const k = `${l.source || ""}\u0000${l.line}`;
+      if (!seen.has(k)) { seen.add(k); lines.push(l); }
+    }));
+    lines.sort((a, b) => ((a.source || "") < (b.source || "") ? -1 : (a.source || "") > (b.source || "") ? 1 : a.line - b.line));
+    return lines;
+  }
+
+  function card(r, rank, bundle, weights) {
+    const m = (bundle.entries || {})[r.id] || {};
+    const [level, words] = confidence(r, weights);
+    const box = el("div", null, `admonition ${rank === 0 && level !== "weak" && level !== "likely" ? "success" : "note"} eb-card eb-${level}`);
+    const title = el("p", null, "admonition-title");
+    title.appendChild(link(`${r.id} · ${(lang === "zh" && m.title_zh) || m.title || ""}`, m.url || ""));
+    box.appendChild(title);
+    const conf = el("p", null, "eb-confidence");
+    conf.appendChild(el("strong", words));
+    conf.appendChild(el("span", ` (score ${r.score})`, "eb-score"));
+    box.appendChild(conf);
+    if (m.cosmetic) box.appendChild(el("p", t("cosmetic"), "eb-cosmetic"));
+    const cause = (lang === "zh" && m.cause_zh) || m.cause;
+    if (cause) { const p = el("p"); p.appendChild(el("strong", t("cause"))); rich(p, cause); box.appendChild(p); }
+    const fix = (lang === "zh" && m.fix_zh) || m.fix;
+    if (fix) { const p = el("p"); p.appendChild(el("strong", t("fix", m.steps || 1))); rich(p, fix); box.appendChild(p); }
+    if (m.code) box.appendChild(codeBlock(m.code));
+    const acts = el("p", null, "eb-actions");
+    acts.appendChild(link(t("openFix"), m.fix_url || m.url || "", "md-button md-button--primary"));
+    acts.appendChild(doc.createTextNode(" "));
+    acts.appendChild(link(t("entry"), m.url || "", "md-button"));
+    box.appendChild(acts);
+    const lines = evidence(r);
+    box.appendChild(el("p", t("evidence", lines.length), "eb-evidence-title"));
+    const pre = el("pre", null, "eb-evidence");
+    lines.slice(0, 8).forEach((l) => pre.appendChild(doc.createTextNode(`${l.source ? l.source + ":" : ""}${String(l.line).padStart(6)}: ${l.text}\n`)));
+    if (lines.length > 8) pre.appendChild(doc.createTextNode(t("more", lines.length - 8) + "\n"));
+    box.appendChild(pre);
+    const run = el("p", null, "eb-run");
+    run.appendChild(doc.createTextNode(t("run")));
+    run.appendChild(el("code", `errbook run ${r.id}`));
+    box.appendChild(run);
+    return box;
+  }
+
+  function nextSteps(out, text) {
+    const ul = el("ul", null, "eb-next");
+    const li1 = el("li");
+    const b = el("button", t("nextSearch"), "md-button");
+    b.type = "button";
+    b.addEventListener("click", () => openSearch(firstErrorLine(text)));
+    li1.appendChild(b);
+    ul.appendChild(li1);
+    const li2 = el("li", t("nextClass"));
+    [["Compile time", "classes/compile/"], ["Runtime", "classes/runtime/"], ["Performance", "classes/performance/"],
+     ["All entries", "overview/"]].forEach(([name, href], i) => {
+      if (i) li2.appendChild(doc.createTextNode(" · "));
+      li2.appendChild(link(name, "../" + href));
+    });
+    ul.appendChild(li2);
+    const li3 = el("li", t("nextAdd"));
+    li3.appendChild(link(t("nextAddLink"), "../contributing/"));
+    ul.appendChild(li3);
+    out.appendChild(ul);
+  }
+
+  function firstErrorLine(text) {
+    const lines = String(text).split("\n").map((l) => l.trim()).filter(Boolean);
+    return (lines.find((l) => /error|fail|cannot|unable|not found|exception|abort|fault/i.test(l)) || lines[0] || "").slice(0, 160);
+  }
+
+  /* Material's search runs in this page: fill its box and open it (no navigation, so no request). */
+  function openSearch(q) {
+    const toggle = doc.getElementById("__search");
+    const input = doc.querySelector(".md-search__input");
+    if (!input) return;
+    if (toggle) { toggle.checked = true; toggle.dispatchEvent(new Event("change")); }
+    input.value = q;
+    input.focus();
+    input.dispatchEvent(new KeyboardEvent("keyup", { bubbles: true }));
+    input.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
+  function render(out, st) {
     out.replaceChildren();
-    const meta = bundle.entries || {};
-    out.appendChild(el("p", res.length ? `${res.length} matching entr${res.length === 1 ? "y" : "ies"} · ${nlines} lines · ${elapsed} ms · nothing left this page`
-                                       : `No entry matched (${nlines} lines). Try the site search with the error line, or add an entry.`));
-    res.slice(0, 5).forEach((r, rank) => {
-      const m = meta[r.id] || {};
-      const box = el("div", null, "admonition " + (rank === 0 ? "success" : "note"));
-      const title = el("p", null, "admonition-title");
-      const a = el("a", `${r.id} · ${m.title || ""}`);
-      a.href = new URL(m.url || "", document.baseURI).href;
-      title.appendChild(a);
-      title.appendChild(el("span", `  score ${r.score}`));
-      box.appendChild(title);
-      if (m.summary) box.appendChild(el("p", m.summary));
-      if (m.fix) { const p = el("p"); p.appendChild(el("strong", "First fix step: ")); p.appendChild(document.createTextNode(m.fix)); box.appendChild(p); }
-      const pre = el("pre");
-      r.evidence.slice(0, 4).forEach((ev) => ev.lines.forEach((l) => pre.appendChild(document.createTextNode(`${String(l.line).padStart(6)}: ${l.text}\n`))));
-      box.appendChild(pre);
-      const run = el("p"); run.appendChild(el("code", `errbook run ${r.id}`)); box.appendChild(run);
-      out.appendChild(box);
+    out.dataset.state = st.running ? "running" : "done";
+    const bundle = root.ERRBOOK_BUNDLE || {};
+    const weights = new Map((bundle.signatures || []).map((s) => [`${s.entry}/${s.id}`, s.weight]));
+    const bar = el("p", null, "eb-langs");
+    [["en", "English"], ["zh", "中文"]].forEach(([k, name]) => {
+      const b = el("button", name, "md-button" + (k === lang ? " md-button--primary" : ""));
+      b.type = "button";
+      b.setAttribute("aria-pressed", String(k === lang));
+      b.addEventListener("click", () => { lang = k; render(out, st); });
+      bar.appendChild(b);
+      bar.appendChild(doc.createTextNode(" "));
+    });
+    if (st.error) { out.appendChild(el("p", t("error") + st.error, "eb-error")); return; }
+    const res = st.results || [];
+    const head = el("p", res.length ? t("found", res.length, st.nlines, st.ms) : t("none", st.nlines), "eb-status");
+    out.appendChild(head);
+    if (!st.complete) {
+      const warn = el("div", null, "admonition warning eb-partial");
+      warn.appendChild(el("p", t("partial", Math.round(st.budget / 1000)), "admonition-title"));
+      (st.skipped || []).forEach(([a, b]) => warn.appendChild(el("p", t("skipped", a, b))));
+      if (st.remaining) warn.appendChild(el("p", (st.running ? t("progress", st.remaining[0] - 1, st.nlines) : t("stopped", ...st.remaining))));
+      out.appendChild(warn);
+    }
+    if (st.note) out.appendChild(el("p", st.note));
+    res.slice(0, 5).forEach((r, rank) => out.appendChild(card(r, rank, bundle, weights)));
+    if (!res.length && !st.running) nextSteps(out, st.text || "");
+    out.appendChild(bar);
+  }
+
+  /* ---- matching: one warm worker, a budget, then parts ---- */
+  function newWorker() {
+    if (!WORKER_URL || typeof Worker === "undefined") return null;
+    try { return new Worker(WORKER_URL); } catch (e) { return null; }
+  }
+
+  function merge(acc, results, offset) {
+    results.forEach((r) => {
+      let a = acc.get(r.id);
+      if (!a) { a = { id: r.id, score: r.score, signatures: new Set(), hits: 0, evidence: [], confidence: r.confidence }; acc.set(r.id, a); }
+      a.score = Math.max(a.score, r.score);
+      r.signatures.forEach((s) => a.signatures.add(s));
+      a.hits += r.hits;
+      if (r.confidence === "match" || a.confidence === undefined) a.confidence = r.confidence;
+      r.evidence.forEach((ev) => a.evidence.push({ signature: ev.signature, lines: ev.lines.map((l) => Object.assign({}, l, { line: l.line + offset })) }));
     });
   }
 
-  function init() {
-    const form = document.getElementById("errbook-triage");
-    if (!form || !root.ERRBOOK_BUNDLE) return;
-    const eng = compile(root.ERRBOOK_BUNDLE);
-    const area = document.getElementById("errbook-log");
-    const out = document.getElementById("errbook-results");
-    const file = document.getElementById("errbook-file");
-    const run = (text) => {
-      const t0 = performance.now();
-      const res = matchText(eng, text, "");
-      render(out, res, root.ERRBOOK_BUNDLE, Math.round(performance.now() - t0), text.split("\n").length);
-    };
-    document.getElementById("errbook-go").addEventListener("click", (ev) => { ev.preventDefault(); run(area.value); });
-    if (file) file.addEventListener("change", () => { const f = file.files[0]; if (f) f.text().then((t) => { area.value = t.slice(0, 200000); run(t); }); });
+  function mergedList(acc) {
+    return Array.from(acc.values()).map((a) => Object.assign({}, a, { signatures: Array.from(a.signatures).sort() }))
+      .sort((x, y) => (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
-})(typeof window !== "undefined" ? window : globalThis);
+
+  function Matcher(budgetOf, ready) {
+    let warm = newWorker();
+    let run = 0;
+    if (warm) warm.onmessage = (ev) => { if (ev.data && ev.data.ready) ready(); };
+    else ready();
+    const spare = () => { if (!warm) warm = newWorker(); };
+    const take = () => { const w = warm || newWorker(); warm = null; return w; };
+    const give = (w) => { if (!warm) { warm = w; w.onmessage = null; } else w.terminate(); };
+    const ask = (w, text, ms, done) => {
+      let over = false;
+      const timer = setTimeout(() => { over = true; w.onmessage = null; w.terminate(); done(null); }, ms);
+      w.onmessage = (ev) => {
+        if (over || ev.data.ready) return;
+        clearTimeout(timer);
+        done(ev.data);
+      };
+      w.onerror = (ev) => { if (over) return; over = true; clearTimeout(timer); ev.preventDefault(); done({ ok: false, error: ev.message || "worker error" }); };
+      w.postMessage({ id: run, text: text, source: "" });
+    };
+
+    this.match = function (text, update) {
+      const my = ++run;
+      const t0 = performance.now();
+      const budget = budgetOf();
+      const nlines = text.split("\n").length;
+      const base = { text: text, nlines: nlines, budget: budget };
+      const w = take();
+      if (!w) {                                            // no Worker here: match on this thread
+        const res = api.matchText(api.compile(root.ERRBOOK_BUNDLE), text, "");
+        update(Object.assign(base, { results: res, complete: true, ms: Math.round(performance.now() - t0) }));
+        return;
+      }
+      ask(w, text, budget, (msg) => {
+        if (my !== run) return;
+        if (msg && msg.ok) {
+          give(w);
+          update(Object.assign(base, { results: msg.results, complete: true, ms: Math.round(performance.now() - t0) }));
+        } else if (msg) {
+          give(w);
+          update(Object.assign(base, { error: msg.error }));
+        } else {
+          parts(text, my, t0, base, update);
+        }
+        spare();
+      });
+    };
+
+    /* The budget was spent: match slices in order; a slice that runs out of time is split until the slow
+       lines are isolated and skipped; stop at the overall limit and say what was not checked. */
+    function parts(text, my, t0, base, update) {
+      const lines = text.split("\n");
+      const n = lines.length;
+      const sliceMs = Math.max(300, base.budget / 4), stopAt = performance.now() + Math.max(3000, 3 * base.budget);
+      const queue = [];
+      for (let i = 0; i < n;) {
+        let j = i, size = 0;
+        while (j < n && j - i < SLICE_LINES && (size < SLICE_CHARS || j === i)) { size += lines[j].length + 1; j++; }
+        queue.push([i, j]);
+        i = j;
+      }
+      const acc = new Map(), skipped = [];
+      let w = take();
+      const show = (running) => update(Object.assign({}, base, {
+        results: mergedList(acc), complete: false, running: running, skipped: skipped.slice(),
+        remaining: queue.length ? [queue[0][0] + 1, n] : null, ms: Math.round(performance.now() - t0),
+      }));
+      const step = () => {
+        if (my !== run) { if (w) w.terminate(); return; }
+        if (!queue.length || performance.now() > stopAt || !w) { if (w) give(w); show(false); return; }
+        const [a, b] = queue.shift();
+        ask(w, lines.slice(a, b).join("\n"), sliceMs, (msg) => {
+          if (msg && msg.ok) merge(acc, msg.results, a);
+          else if (!msg) {                                   // timed out: that worker is gone
+            w = newWorker();
+            if (b - a > 1) { const mid = a + Math.floor((b - a) / 2); queue.unshift([a, mid], [mid, b]); }
+            else skipped.push([a + 1, b]);
+          }
+          show(true);
+          step();
+        });
+      };
+      show(true);
+      step();
+    }
+  }
+
+  function init() {
+    const form = doc.getElementById("errbook-triage");
+    if (!form || !root.ERRBOOK_BUNDLE) return;
+    const area = doc.getElementById("errbook-log");
+    const out = doc.getElementById("errbook-results");
+    const file = doc.getElementById("errbook-file");
+    const state = root.ErrbookPaste = { ready: false };
+    const matcher = new Matcher(() => Number(form.dataset.budgetMs) || 3000, () => { state.ready = true; });
+    const go = (text, note) => {
+      out.replaceChildren(el("p", t("working"), "eb-status"));
+      out.dataset.state = "running";
+      matcher.match(text, (st) => { st.note = note; render(out, st); });
+    };
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); go(area.value); });
+    if (file) {
+      file.addEventListener("change", () => {
+        const f = file.files[0];
+        if (!f) return;
+        const big = f.size > MAX_FILE;
+        (big ? f.slice(0, MAX_FILE) : f).text().then((txt) => {
+          area.value = txt.slice(0, 200000);
+          go(txt, big ? t("big", MAX_FILE >> 20) : "");
+        });
+      });
+    }
+  }
+  if (doc.readyState === "loading") doc.addEventListener("DOMContentLoaded", init); else init();
+})(window);

@@ -1,0 +1,20 @@
+/* The paste page's matcher, off the main thread: a page that matches a slow pattern against a long line stays
+ * responsive, and the page can stop this worker when its time budget is spent. Loads the same engine and
+ * signature bundle as the page (both set their globals on `self`); nothing here makes a network request. */
+/* global importScripts, ErrbookTriage */
+"use strict";
+importScripts("signatures.js", "engine.js");
+let eng = null;
+
+self.onmessage = function (ev) {
+  const m = ev.data || {};
+  try {
+    if (!eng) eng = ErrbookTriage.compile(self.ERRBOOK_BUNDLE);
+    const t0 = Date.now();
+    const results = ErrbookTriage.matchText(eng, String(m.text || ""), m.source || "");
+    self.postMessage({ id: m.id, ok: true, results: results, ms: Date.now() - t0 });
+  } catch (e) {
+    self.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
+  }
+};
+self.postMessage({ ready: true });
