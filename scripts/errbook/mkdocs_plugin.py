@@ -15,7 +15,8 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from . import entries as entries_mod
-from . import ledger, matcher, paths, sitegen, validate
+from . import bundle as bundle_mod
+from . import ledger, paths, sitegen, validate
 
 log = get_plugin_logger(__name__)
 
@@ -53,7 +54,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
             log.info(f"ledger: {p}")
         self.latest = ledger.latest_by_entry_platform(self.records)
         try:
-            self.bundle = matcher.Matcher.from_entries(self.entries).bundle()
+            # Both stages, environment evidence and machine checks: the page answers as errbook triage does.
+            self.bundle = bundle_mod.build(self.root, self.entries)
         except Exception as ex:  # a bad pattern: validate names it precisely
             raise PluginError(f"signature does not compile (run `errbook validate`): {ex}") from None
         return config

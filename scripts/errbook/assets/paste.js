@@ -27,6 +27,8 @@
       nextSearch: "Search the site for an error line (opens the search box here; nothing is sent)",
       nextClass: "Browse the entries by class: ", nextAdd: "Not in the notebook yet? Add it with this log: ",
       nextAddLink: "how to contribute an entry",
+      facts: (n) => `Machine facts loaded (${n} facts): results are re-ranked by what that machine shows.`,
+      facts_bad: (why) => `That file is not usable as machine facts: ${why}`,
       working: "Matching…", partial: (sec) => `Matching took longer than ${sec} s, so the log was matched in parts: the results are partial (a multi-line pattern that spans two parts can be missed).`,
       skipped: (a, b) => `Lines ${a}–${b} were not checked: matching them took too long.`,
       stopped: (a, b) => `Stopped at the time limit: lines ${a}–${b} were not checked.`,
@@ -46,6 +48,8 @@
       cosmetic: "此信息本身无害（仅是提示），请继续查找其他原因。",
       nextSearch: "在站内搜索一行报错（在本页打开搜索框，不发送任何内容）",
       nextClass: "按类别浏览条目：", nextAdd: "错题本里还没有？用这份日志新增条目：", nextAddLink: "如何贡献条目",
+      facts: (n) => `已载入机器信息（${n} 项）：结果按该机器的情况重新排序。`,
+      facts_bad: (why) => `该文件不能作为机器信息使用：${why}`,
       working: "正在匹配…", partial: (sec) => `匹配超过 ${sec} 秒，日志已分段匹配：结果不完整（跨段的多行模式可能漏掉）。`,
       skipped: (a, b) => `第 ${a}–${b} 行未检查：匹配耗时过长。`,
       stopped: (a, b) => `已到时间上限：第 ${a}–${b} 行未检查。`,
@@ -259,7 +263,7 @@
         done(ev.data);
       };
       w.onerror = (ev) => { if (over) return; over = true; clearTimeout(timer); ev.preventDefault(); done({ ok: false, error: ev.message || "worker error" }); };
-      w.postMessage({ id: run, text: text, source: "" });
+      w.postMessage({ id: run, text: text, source: "", facts: machineValues });
     };
 
     this.match = function (text, update) {
@@ -270,7 +274,7 @@
       const base = { text: text, nlines: nlines, budget: budget };
       const w = take();
       if (!w) {                                            // no Worker here: match on this thread
-        const res = api.matchText(api.compile(root.ERRBOOK_BUNDLE), text, "");
+        const res = api.matchText(api.compile(root.ERRBOOK_BUNDLE), text, "", machineValues);
         update(Object.assign(base, { results: res, complete: true, ms: Math.round(performance.now() - t0) }));
         return;
       }
@@ -328,6 +332,9 @@
     }
   }
 
+  // The values of a machine-facts file (errbook doctor --collect), read in this page only; null when none.
+  let machineValues = null;
+
   function init() {
     const form = doc.getElementById("errbook-triage");
     if (!form || !root.ERRBOOK_BUNDLE) return;
@@ -342,6 +349,20 @@
       matcher.match(text, (st) => { st.note = note; render(out, st); });
     };
     form.addEventListener("submit", (ev) => { ev.preventDefault(); go(area.value); });
+    const factsInput = doc.getElementById("errbook-facts");
+    if (factsInput) {
+      factsInput.addEventListener("change", () => {
+        const f = factsInput.files[0];
+        if (!f) { machineValues = null; return; }
+        f.text().then((txt) => {
+          const r = api.readFacts(txt);
+          machineValues = r.values;
+          const msg = r.error ? t("facts_bad", r.error) : t("facts", Object.keys(r.values).length);
+          out.replaceChildren(el("p", msg, r.error ? "eb-error" : "eb-status"));
+          if (!r.error && area.value.trim()) go(area.value);
+        });
+      });
+    }
     if (file) {
       file.addEventListener("change", () => {
         const f = file.files[0];

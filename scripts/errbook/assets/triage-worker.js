@@ -11,7 +11,7 @@ self.onmessage = function (ev) {
   try {
     if (!eng) eng = ErrbookTriage.compile(self.ERRBOOK_BUNDLE);
     const t0 = Date.now();
-    const results = ErrbookTriage.matchText(eng, String(m.text || ""), m.source || "");
+    const results = ErrbookTriage.matchText(eng, String(m.text || ""), m.source || "", m.facts || null);
     self.postMessage({ id: m.id, ok: true, results: results, ms: Date.now() - t0 });
   } catch (e) {
     self.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
