@@ -232,7 +232,8 @@ ISSUE_QUERIES = [
     ("No HIP GPUs are available", ["RMN-0020"]), ("HIP out of memory", ["RMN-0092"]),
     ("显存不足", ["RMN-0092"]), ("invalid device function", ["RMN-0090"]), ("TensileLibrary.dat", ["RMN-0093"]),
     pytest.param("找不到 设备", ["RMN-0021", "RMN-0020"], marks=pytest.mark.xfail(
-        reason="no entry's Chinese text says 找不到设备 yet (RMN-0021 says 没有设备); needs the entries' symptoms_zh",
+        reason="no entry's Chinese text says 找不到设备 (RMN-0021 says 没有设备, RMN-0020 看不到设备): a wording the "
+               "entries do not use, not a search fault",
         strict=False)),
 ]
 
