@@ -5,6 +5,8 @@ import html as html_mod
 import json
 import os
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -356,6 +358,27 @@ def test_entry_search_metadata(rich):
     assert idx["config"]["fields"]["tags"]["boost"] < 10                                  # not Material's 1e6
     zh = [d for d in docs if d["location"].startswith("entries/RMN-0001")]
     assert any("\u200b" in d["text"] for d in zh)        # jieba segmentation inserted separators
+    # the machine-checks page: its checks table repeats the entry pages (not indexed), its facts are its own
+    assert any(CHECK_SAYS in d["text"] for d in docs if d["location"].startswith("entries/RMN-0001/"))
+    checks_page = [d for d in docs if d["location"].startswith("machine-checks/")]
+    assert checks_page and not [d for d in checks_page if CHECK_SAYS in d["text"] or "RMN-0001" in d["text"]]
+    assert any(d["location"] == "machine-checks/#facts" and "dev.kfd.rw" in d["text"] for d in checks_page)
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="Node.js is not installed")
+def test_search_query_rewrite():
+    """Pasted error text becomes plain words for lunr: complete words exact, a last word that may still be being
+    typed a prefix (in a query of several words only from 3 characters: '=0' must not match every 0-word)."""
+    js = ("globalThis.self = globalThis; require(process.argv[1]);"
+          "console.log(JSON.stringify(process.argv.slice(2).map((q) => self.ErrbookSearchQuery(q))));")
+    qs = ["ROCBLAS_INTERNAL_FP16_ALT_IMPL=0", "Config file not found at", "HIP out of mem", "5", "gp",
+          "Unable to open /dev/kfd read-write: Cannot allocate memory", "hipErrorNoDevice "]
+    r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/assets/search-query.js"), *qs],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [
+        "ROCBLAS_INTERNAL_FP16_ALT_IMPL~0 0~0", "Config~0 file~0 not~0 found~0 at~0", "HIP~0 out~0 of~0 mem", "5", "gp",
+        "Unable~0 to~0 open~0 /dev/kfd~0 read-write~0 Cannot~0 allocate~0 memory", "hipErrorNoDevice~0"]
 
 
 def test_primary_identifier():
