@@ -5,6 +5,8 @@ import html as html_mod
 import json
 import os
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -41,6 +43,7 @@ RICH = {
     "aliases": ["seed-001-compile-cuda-headers", "hipErrorFixtureName"],
 }
 STEP_ZH = "先用 HIPIFY 转换源码，再改为包含 `hip/hip_runtime.h`。"
+PORT_ZH = "移植 include：把 CUDA 头文件换成 HIP 头文件，然后重新构建。"
 CHECK_SAYS = "a source file includes cuda_runtime.h while HIP_PLATFORM is amd"
 NOT_CHECKABLE = "Which headers a third-party dependency pulls in is only known at build time."
 CIRCULATES = "Forum answers that suggest adding the CUDA toolkit's include directory to hipcc's flags."
@@ -52,14 +55,34 @@ def _rich_entry() -> dict:
     d.update(copy.deepcopy(RICH))
     d["fix"][0]["step_zh"] = STEP_ZH
     d["fix"].insert(0, {"step": "Port the include: replace the CUDA header with the HIP one. Then rebuild.",
+                        "step_zh": PORT_ZH,
                         "code": {"lang": "cpp", "before": "#include <cuda_runtime.h>",
                                  "after": "#include <hip/hip_runtime.h>"}})
     d["triggers"]["checks"] = [{"id": "cuda-include-on-amd", "says": CHECK_SAYS,
                                 "when": [{"fact": "env.HIP_PLATFORM", "equals": "amd"}]}]
-    d["triggers"]["not_checkable"] = NOT_CHECKABLE
+    d["triggers"].pop("not_checkable", None)         # an entry has checks or not_checkable, not both
     for c in d.get("corrects") or []:
         c["circulates"] = CIRCULATES
         c.pop("seed", None)
+    return d
+
+
+def _legacy_entry() -> dict:
+    """A withdrawn entry written before schema 1.1: the schema still accepts it without the 1.1 fields (active
+    entries must carry them), so the page's fallbacks are exercised here. Only its first fix step is translated."""
+    d = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    for k in ("cause", "cause_zh", "symptoms_zh", "applies_to", "reviewed"):
+        d.pop(k, None)
+    d.update(schema_version="1.0.0", id="RMN-0004", related=[], aliases=["seed-001-legacy-cuda-headers"],
+             modified="2026-11-30T00:00:00Z", withdrawn="2026-11-30T00:00:00Z")
+    d["triggers"]["rocm_versions"] = [">=6.0, <6.2"]
+    d["triggers"].pop("not_checkable", None)
+    d["triggers"].pop("checks", None)
+    for st in d["fix"][1:]:
+        st.pop("step_zh", None)
+    for c in d.get("corrects") or []:
+        c.pop("circulates", None)
+        c["seed"] = SEED_TEXT
     return d
 
 
@@ -82,15 +105,28 @@ RECORD = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "ou
           "commit": "abcdef1234567", "notebook": "docs/verification/runs/RMN-0001--cpu.ipynb"}
 
 
+def _record(**kw) -> dict:
+    """RECORD with fields replaced; notebook=None: a run without an executed notebook (the key is left out,
+    as the runner writes it; an empty string is not a valid record)."""
+    rec = dict(RECORD, **kw)
+    if rec.get("notebook") is None:
+        rec.pop("notebook")
+    return rec
+
+
 @pytest.fixture(scope="module")
 def rich(tmp_path_factory):
     root = make_root(tmp_path_factory.mktemp("rich") / "root", with_docs=True)
     (root / "errata" / "compile" / "RMN-0001.yaml").write_text(
         yaml.safe_dump(_rich_entry(), allow_unicode=True, sort_keys=False), encoding="utf-8")
-    plain = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))        # an entry without the 1.1 fields
-    plain.update(id="RMN-0003", related=["RMN-0001"], aliases=[], title="A plain 1.0 entry about cuda_fp16.h headers")
+    plain = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))        # a second entry: no checks, no runs
+    plain.update(id="RMN-0003", related=["RMN-0001"], aliases=[], title="A plain entry about cuda_fp16.h headers")
     plain["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
+    plain["triggers"].pop("checks", None)
+    plain["triggers"]["not_checkable"] = NOT_CHECKABLE
     (root / "errata" / "compile" / "RMN-0003.yaml").write_text(yaml.safe_dump(plain, allow_unicode=True), encoding="utf-8")
+    (root / "errata" / "compile" / "RMN-0004.yaml").write_text(
+        yaml.safe_dump(_legacy_entry(), allow_unicode=True, sort_keys=False), encoding="utf-8")
     runs = root / "docs" / "verification" / "runs"
     runs.mkdir(parents=True)
     (runs / "RMN-0001--cpu.ipynb").write_text(json.dumps(_notebook(5000)), encoding="utf-8")
@@ -98,16 +134,16 @@ def rich(tmp_path_factory):
     big = _notebook(3, extra_md="x" * (6 << 20))          # 6 MiB: gets a page, not published as a download
     (runs / "RMN-0003--cpu.ipynb").write_text(json.dumps(big), encoding="utf-8")
     recs = [RECORD,
-            dict(RECORD, tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
-                 platform_label="CUDA · NVIDIA H200", notebook="", date="2026-11-29T00:00:00Z"),
-            dict(RECORD, outcome="failed", fingerprint={"platform": "rocm", "arch": "gfx942", "rocm": "6.4.1", "gpu": "MI300X"},
-                 platform_label="ROCm 6.4.1 · gfx942", date="2026-11-28T00:00:00Z",
-                 tiers={"rocm": {"outcome": "failed", "reason": "kernel ran on the wrong device"}},
-                 notebook="docs/verification/runs/RMN-0001--rocm-gfx942.ipynb"),
-            dict(RECORD, outcome="passed", fingerprint={"platform": "rocm", "arch": "gfx90a", "rocm": "6.2.0"},
-                 platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z", tiers={"rocm": {"outcome": "passed"}},
-                 notebook=""),
-            dict(RECORD, entry="RMN-0003", notebook="docs/verification/runs/RMN-0003--cpu.ipynb")]
+            _record(tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
+                    platform_label="CUDA · NVIDIA H200", notebook=None, date="2026-11-29T00:00:00Z"),
+            _record(outcome="failed", fingerprint={"platform": "rocm", "arch": "gfx942", "rocm": "6.4.1", "gpu": "MI300X"},
+                    platform_label="ROCm 6.4.1 · gfx942", date="2026-11-28T00:00:00Z",
+                    tiers={"rocm": {"outcome": "failed", "reason": "kernel ran on the wrong device"}},
+                    notebook="docs/verification/runs/RMN-0001--rocm-gfx942.ipynb"),
+            _record(outcome="passed", fingerprint={"platform": "rocm", "arch": "gfx90a", "rocm": "6.2.0"},
+                    platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z", tiers={"rocm": {"outcome": "passed"}},
+                    notebook=None),
+            _record(entry="RMN-0003", notebook="docs/verification/runs/RMN-0003--cpu.ipynb")]
     (root / "runbooks" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = root.parent / "out"
     r = build(root, out)
@@ -191,20 +227,31 @@ def test_related_links_both_ways(built):
     assert "../RMN-0002/" in page(out, "entries/RMN-0001")
 
 
-def test_fallbacks_when_entries_lack_the_11_fields(built):
-    """Before the enrichment lands: the cause is the summary's first sentence, 'updated' stands in for
-    'reviewed', the trigger's rocm_versions for applies_to, and seed pointers never reach the page."""
-    root, out, _ = built
-    d = yaml.safe_load((root / "errata" / "compile" / "RMN-0001.yaml").read_text(encoding="utf-8"))
-    assert "cause" not in d and "reviewed" not in d and "applies_to" not in d
-    html = article(page(out, "entries/RMN-0001"))
+def test_fallbacks_when_entries_lack_the_11_fields(rich):
+    """An entry without the 1.1 fields (only a withdrawn one may lack them now): the cause is the summary's first
+    sentence, 'updated' stands in for 'reviewed', the trigger's rocm_versions for applies_to, a fix step without
+    step_zh shows its English text in the 中文 tab, and seed pointers never reach the page."""
+    root, out = rich
+    d = yaml.safe_load((root / "errata" / "compile" / "RMN-0004.yaml").read_text(encoding="utf-8"))
+    assert d.get("withdrawn") and not {"cause", "cause_zh", "symptoms_zh", "reviewed", "applies_to"} & set(d)
+    assert [bool(st.get("step_zh")) for st in d["fix"]] == [True, False, False, False]
+    html = article(page(out, "entries/RMN-0004"))
     t = squash(text_of(html))
+    assert "Withdrawn on 2026-11-30" in t
     assert "HIP-Clang compiling for an AMD target does not ship or search the CUDA headers." in t
     cause = re.search(r'<p class="eb-cause">(.*?)</p>', html, re.S).group(1)
+    assert "HIP-Clang compiling for an AMD target" in cause
     assert "Source that still includes" not in cause                       # one sentence, not the summary
-    assert "Applies to ROCm any version · updated 2026-11-30" in t
-    assert "seed-001" not in t and "001 compile section" not in t
+    assert "Applies to ROCm from 6.0, before 6.2 · updated 2026-11-30" in t
+    assert "seed-001" not in t and SEED_TEXT not in t
     assert "the team's old internal field notes" in t
+    symptoms = html[html.find('id="symptoms"'):html.find('id="what-the-log-says"')]
+    assert "中文" not in text_of(symptoms)                                   # no symptoms_zh: no empty tab
+    assert "Checked on a machine" not in t and "Not checkable on a machine" not in t
+    fix = html[html.find('id="fix"'):html.find('id="verification"')]
+    zh_first = fix.find(d["fix"][0]["step_zh"][:12])
+    assert zh_first > 0
+    assert fix.find("Translate the source with HIPIFY", zh_first) > zh_first    # untranslated step: English in 中文
 
 
 # --- entry page layout with the 1.1 fields ---------------------------------------------------------------------
@@ -250,8 +297,7 @@ def test_chinese_tab_has_cause_symptoms_and_fix_steps(rich):
     assert "源码仍包含 CUDA 的" in t                       # cause_zh
     for s in RICH["symptoms_zh"]:
         assert s in t
-    assert "先用 HIPIFY 转换源码" in t
-    assert "Port the include" in t                        # steps without step_zh fall back to English
+    assert "先用 HIPIFY 转换源码" in t and PORT_ZH in t
 
 
 def test_before_after_opens_on_after(rich):
@@ -269,8 +315,10 @@ def test_before_after_opens_on_after(rich):
 def test_trigger_checks_in_plain_words(rich):
     _, out = rich
     t = squash(text_of(article(page(out, "entries/RMN-0001"))))
-    assert f"Checked on a machine (errbook doctor): this entry applies when {CHECK_SAYS}" in t
-    assert f"Not checkable on a machine: {NOT_CHECKABLE}" in t
+    assert ("Checked on a machine: errbook doctor reports this entry when one of these holds "
+            f"{CHECK_SAYS} — when HIP_PLATFORM is 'amd'.") in t
+    t3 = squash(text_of(article(page(out, "entries/RMN-0003"))))
+    assert f"Not checkable on a machine {NOT_CHECKABLE}" in t3
 
 
 def test_aliases_show_identifiers_not_internal_ids(rich):
@@ -310,6 +358,27 @@ def test_entry_search_metadata(rich):
     assert idx["config"]["fields"]["tags"]["boost"] < 10                                  # not Material's 1e6
     zh = [d for d in docs if d["location"].startswith("entries/RMN-0001")]
     assert any("\u200b" in d["text"] for d in zh)        # jieba segmentation inserted separators
+    # the machine-checks page: its checks table repeats the entry pages (not indexed), its facts are its own
+    assert any(CHECK_SAYS in d["text"] for d in docs if d["location"].startswith("entries/RMN-0001/"))
+    checks_page = [d for d in docs if d["location"].startswith("machine-checks/")]
+    assert checks_page and not [d for d in checks_page if CHECK_SAYS in d["text"] or "RMN-0001" in d["text"]]
+    assert any(d["location"] == "machine-checks/#facts" and "dev.kfd.rw" in d["text"] for d in checks_page)
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="Node.js is not installed")
+def test_search_query_rewrite():
+    """Pasted error text becomes plain words for lunr: complete words exact, a last word that may still be being
+    typed a prefix (in a query of several words only from 3 characters: '=0' must not match every 0-word)."""
+    js = ("globalThis.self = globalThis; require(process.argv[1]);"
+          "console.log(JSON.stringify(process.argv.slice(2).map((q) => self.ErrbookSearchQuery(q))));")
+    qs = ["ROCBLAS_INTERNAL_FP16_ALT_IMPL=0", "Config file not found at", "HIP out of mem", "5", "gp",
+          "Unable to open /dev/kfd read-write: Cannot allocate memory", "hipErrorNoDevice "]
+    r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/assets/search-query.js"), *qs],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [
+        "ROCBLAS_INTERNAL_FP16_ALT_IMPL~0 0~0", "Config~0 file~0 not~0 found~0 at~0", "HIP~0 out~0 of~0 mem", "5", "gp",
+        "Unable~0 to~0 open~0 /dev/kfd~0 read-write~0 Cannot~0 allocate~0 memory", "hipErrorNoDevice~0"]
 
 
 def test_primary_identifier():
@@ -363,6 +432,7 @@ def test_oversize_notebook_gets_a_page_but_no_download(rich):
 def test_verification_matrix_shows_the_fleet(rich):
     _, out = rich
     html = article(page(out, "verification"))
+    assert "Ledger problems" not in text_of(html)                           # the fixture's records are valid
     heads = [squash(text_of(h)) for h in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
     assert heads[:5] == ["Entry", "gfx90a · ROCm 6.2.0", "gfx942 · ROCm 6.4.1", "CUDA · NVIDIA H200", "CPU (no GPU)"]
     row = next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "RMN-0001" in r)
@@ -376,16 +446,23 @@ def test_verification_matrix_shows_the_fleet(rich):
 
 
 def test_hostile_ledger_values_are_text(tmp_path):
+    """A valid record carries markup in every free-text field the pages show (platform label, fingerprint,
+    a tier's reason); an invalid one is reported as a ledger problem. Both reach the pages as text only."""
     root = make_root(tmp_path / "root", with_docs=True)
     evil = "<img src=x onerror=alert(1)>"
-    rec = dict(RECORD, outcome=evil, date="2026-11-30" + evil, platform_label=evil, commit=evil,
-               tiers={"static": {"outcome": evil, "reason": evil}}, notebook="",
-               fingerprint={"platform": "rocm", "arch": evil, "rocm": evil})
-    (root / "runbooks" / "ledger.jsonl").write_text(json.dumps(rec) + "\n")
+    rec = _record(outcome="failed", platform_label=evil, notebook=None,
+                  tiers={"static": {"outcome": "failed", "reason": evil}},
+                  fingerprint={"platform": "rocm", "arch": evil, "rocm": evil})
+    bad = dict(RECORD, outcome=evil, date="2026-11-30" + evil, commit=evil, notebook=evil,
+               tiers={"static": {"outcome": evil, "reason": evil}})
+    (root / "runbooks" / "ledger.jsonl").write_text(json.dumps(rec) + "\n" + json.dumps(bad) + "\n")
     r = build(root, tmp_path / "out")
     assert r.returncode == 0, r.stdout + r.stderr
     for rel in ("verification", "entries/RMN-0001", "overview"):
         assert "<img src=x" not in page(tmp_path / "out", rel), rel
+    matrix = page(tmp_path / "out", "verification")
+    assert "&lt;img src=x" in matrix and "ledger.jsonl:2:" in text_of(matrix)      # the valid record is shown
+    assert "&lt;img src=x" in page(tmp_path / "out", "entries/RMN-0001")
 
 
 # --- index pages, home, contributing, paste-page assets ----------------------------------------------------------

@@ -674,10 +674,14 @@ def machine_checks_md(d: dict) -> str:
 def machine_checks_page(entries: list, vocab: dict) -> str:
     """Every machine check of every entry, and the facts they read."""
     from . import checks
+    # The checks table repeats what each entry page says (machine_checks_md), so, like the other index pages, it
+    # stays out of the search index: a query for an error name must find the entry, not this table. The facts
+    # below are said only here and stay searchable.
     md = [front_matter({"title": "What errbook doctor checks"}), "# What `errbook doctor` checks\n",
           "The machine-checkable part of each entry's trigger, generated from the entries. A check holds when all "
           "its conditions hold; an entry applies when any of its checks holds. How to run it: "
-          "[Check your machine](doctor.md).\n", "| Entry | Finding | Conditions |", "|---|---|---|"]
+          "[Check your machine](doctor.md).\n", "## Checks { data-search-exclude }\n",
+          "| Entry | Finding | Conditions |", "|---|---|---|"]
     n = 0
     for e in sorted(entries, key=lambda x: x.id):
         for c in (e.get("triggers") or {}).get("checks") or []:

@@ -15,6 +15,7 @@
   const TEXT = {
     en: {
       found: (n, lines, ms) => `${n} matching entr${n === 1 ? "y" : "ies"} · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
+      likelyFound: (n, lines, ms) => `No signature matched; by similarity to the entries' text ${n === 1 ? "this entry is" : `these ${n} entries are`} likely, not certain · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       none: (lines) => `No entry matched (${lines} lines). Next steps:`,
       cause: "Cause: ", fix: (n) => (n > 1 ? `First fix step (1 of ${n}): ` : "Fix: "), openFix: "Open the fix",
       entry: "Entry", run: "Verify on this machine: ", evidence: (n) => `Lines in your log (${n}):`,
@@ -23,6 +24,8 @@
       good: "Good match: a line characteristic of this problem.",
       weak: "Weak match: only generic lines that also occur with other problems.",
       likely: "Likely: lines close to this problem's messages, but not its exact message.",
+      likelyWhy: "No line of your log matched this entry's patterns: the guess comes from words your log shares with the entry's text.",
+      environment: "Environment: ",
       cosmetic: "This message is harmless on its own (cosmetic); look for another cause.",
       nextSearch: "Search the site for an error line (opens the search box here; nothing is sent)",
       nextClass: "Browse the entries by class: ", nextAdd: "Not in the notebook yet? Add it with this log: ",
@@ -37,6 +40,7 @@
     },
     zh: {
       found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
+      likelyFound: (n, lines, ms) => `没有签名匹配；按与条目文本的相似度，以下 ${n} 个条目可能相关（不确定）· ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       none: (lines) => `没有匹配的条目（${lines} 行）。可以：`,
       cause: "原因：", fix: (n) => (n > 1 ? `第一步修复（共 ${n} 步）：` : "修复："), openFix: "查看修复步骤",
       entry: "条目", run: "在本机验证：", evidence: (n) => `日志中的相关行（${n}）：`,
@@ -45,6 +49,8 @@
       good: "较好匹配：出现了此问题的典型日志行。",
       weak: "弱匹配：只有在其他问题中也会出现的通用日志行。",
       likely: "可能相关：日志行与此问题的报错相近，但不是原文。",
+      likelyWhy: "日志中没有与此条目模式匹配的行：这一推测来自日志与条目文本共有的词语。",
+      environment: "环境：",
       cosmetic: "此信息本身无害（仅是提示），请继续查找其他原因。",
       nextSearch: "在站内搜索一行报错（在本页打开搜索框，不发送任何内容）",
       nextClass: "按类别浏览条目：", nextAdd: "错题本里还没有？用这份日志新增条目：", nextAddLink: "如何贡献条目",
@@ -102,7 +108,7 @@
   /* Plain-words confidence from the matched signatures' priority (weight = 100 × priority + …). */
   function confidence(r, weights) {
     if (r.confidence === "likely") return ["likely", t("likely")];
-    const best = Math.max(0, ...r.signatures.map((s) => weights.get(`${r.id}/${s}`) || 0));
+    const best = Math.max(0, ...(r.signatures || []).map((s) => weights.get(`${r.id}/${s}`) || 0));
     const pr = Math.floor(best / 100);
     if (pr >= 5) return ["strong", t("strong")];
     if (pr >= 3) return ["good", t("good")];
@@ -111,7 +117,7 @@
 
   function evidence(r) {
     const seen = new Set(), lines = [];
-    r.evidence.forEach((ev) => ev.lines.forEach((l) => {
+    (r.evidence || []).forEach((ev) => ev.lines.forEach((l) => {
       const k = `${l.source || ""}\u0000${l.line}`;
       if (!seen.has(k)) { seen.add(k); lines.push(l); }
     }));
@@ -128,8 +134,14 @@
     box.appendChild(title);
     const conf = el("p", null, "eb-confidence");
     conf.appendChild(el("strong", words));
-    conf.appendChild(el("span", ` (score ${r.score})`, "eb-score"));
+    conf.appendChild(el("span", ` (score ${Number.isInteger(r.score) ? r.score : Number(r.score).toFixed(2)})`, "eb-score"));
     box.appendChild(conf);
+    if (r.note) box.appendChild(el("p", `(${r.note})`, "eb-note"));
+    if (r.environment && r.environment.length) {             // the log's own facts and, with a facts file, the machine's
+      const env = el("ul", null, "eb-environment");
+      r.environment.forEach((why) => { const li = el("li"); li.appendChild(el("strong", t("environment"))); li.appendChild(doc.createTextNode(why)); env.appendChild(li); });
+      box.appendChild(env);
+    }
     if (m.cosmetic) box.appendChild(el("p", t("cosmetic"), "eb-cosmetic"));
     const cause = (lang === "zh" && m.cause_zh) || m.cause;
     if (cause) { const p = el("p"); p.appendChild(el("strong", t("cause"))); rich(p, cause); box.appendChild(p); }
@@ -142,11 +154,15 @@
     acts.appendChild(link(t("entry"), m.url || "", "md-button"));
     box.appendChild(acts);
     const lines = evidence(r);
-    box.appendChild(el("p", t("evidence", lines.length), "eb-evidence-title"));
-    const pre = el("pre", null, "eb-evidence");
-    lines.slice(0, 8).forEach((l) => pre.appendChild(doc.createTextNode(`${l.source ? l.source + ":" : ""}${String(l.line).padStart(6)}: ${l.text}\n`)));
-    if (lines.length > 8) pre.appendChild(doc.createTextNode(t("more", lines.length - 8) + "\n"));
-    box.appendChild(pre);
+    if (lines.length) {
+      box.appendChild(el("p", t("evidence", lines.length), "eb-evidence-title"));
+      const pre = el("pre", null, "eb-evidence");
+      lines.slice(0, 8).forEach((l) => pre.appendChild(doc.createTextNode(`${l.source ? l.source + ":" : ""}${String(l.line).padStart(6)}: ${l.text}\n`)));
+      if (lines.length > 8) pre.appendChild(doc.createTextNode(t("more", lines.length - 8) + "\n"));
+      box.appendChild(pre);
+    } else if (level === "likely") {
+      box.appendChild(el("p", t("likelyWhy"), "eb-evidence-title"));
+    }
     const run = el("p", null, "eb-run");
     run.appendChild(doc.createTextNode(t("run")));
     run.appendChild(el("code", `errbook run ${r.id}`));
@@ -208,8 +224,10 @@
     });
     if (st.error) { out.appendChild(el("p", t("error") + st.error, "eb-error")); return; }
     const res = st.results || [];
-    const head = el("p", res.length ? t("found", res.length, st.nlines, st.ms) : t("none", st.nlines), "eb-status");
+    const likelyOnly = res.length > 0 && res.every((r) => r.confidence === "likely");
+    const head = el("p", !res.length ? t("none", st.nlines) : t(likelyOnly ? "likelyFound" : "found", res.length, st.nlines, st.ms), "eb-status");
     out.appendChild(head);
+    if (machineValues) out.appendChild(el("p", t("facts", Object.keys(machineValues).length), "eb-status eb-facts"));
     if (!st.complete) {
       const warn = el("div", null, "admonition warning eb-partial");
       warn.appendChild(el("p", t("partial", Math.round(st.budget / 1000)), "admonition-title"));
@@ -232,17 +250,23 @@
   function merge(acc, results, offset) {
     results.forEach((r) => {
       let a = acc.get(r.id);
+      if (a && a.confidence === "likely" && r.confidence === "match") { acc.delete(r.id); a = null; }   // a match replaces a guess
+      if (a && a.confidence === "match" && r.confidence === "likely") return;
       if (!a) { a = { id: r.id, score: r.score, signatures: new Set(), hits: 0, evidence: [], confidence: r.confidence }; acc.set(r.id, a); }
       a.score = Math.max(a.score, r.score);
-      r.signatures.forEach((s) => a.signatures.add(s));
-      a.hits += r.hits;
+      (r.signatures || []).forEach((s) => a.signatures.add(s));
+      a.hits += r.hits || 0;
       if (r.confidence === "match" || a.confidence === undefined) a.confidence = r.confidence;
-      r.evidence.forEach((ev) => a.evidence.push({ signature: ev.signature, lines: ev.lines.map((l) => Object.assign({}, l, { line: l.line + offset })) }));
+      if (r.environment) a.environment = Array.from(new Set((a.environment || []).concat(r.environment)));
+      (r.evidence || []).forEach((ev) => a.evidence.push({ signature: ev.signature, lines: ev.lines.map((l) => Object.assign({}, l, { line: l.line + offset })) }));
     });
   }
 
   function mergedList(acc) {
-    return Array.from(acc.values()).map((a) => Object.assign({}, a, { signatures: Array.from(a.signatures).sort() }))
+    // As in one pass: likely (second-stage) entries only when no part of the log matched a signature.
+    const all = Array.from(acc.values());
+    const matched = all.some((a) => a.confidence === "match");
+    return all.filter((a) => !matched || a.confidence === "match").map((a) => Object.assign({}, a, { signatures: Array.from(a.signatures).sort() }))
       .sort((x, y) => (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   }
 

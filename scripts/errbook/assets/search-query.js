@@ -4,7 +4,8 @@
  *    characters (a '-' or '+' only when it does not join two words) and quotes and brackets become spaces.
  *  - Material searches every word as a prefix (hip -> hip*), so "hip" also matched each hipXxx identifier of a
  *    page and identifier-heavy pages outranked the entry that holds the exact message. Complete words are now
- *    matched exactly (word~0); only a last word that may still be being typed stays a prefix.
+ *    matched exactly (word~0); only a last word that may still be being typed stays a prefix (in a query of
+ *    several words only when it has 3 characters or more: "...IMPL=0" must not match every word starting with 0).
  *  - Material segments a Chinese query against the index vocabulary but never tries a word that ends at the
  *    last character (显存不足 became 显存 + 不, and 不 matches every word starting with 不); repeating the last
  *    character of each Chinese run lets the final word be found.
@@ -24,7 +25,11 @@
       .replace(/[-+]+(?![\p{L}\p{N}_])|(?<![\p{L}\p{N}_])[-+]+/gu, " ")
       .replace(/\p{sc=Han}{2,}/gu, (run) => run + run.slice(-1))
       .split(/\s+/).filter(Boolean);
-    return words.map((w, i) => ((i < words.length - 1 || !typing) && !HAN.test(w) ? `${w}~0` : w)).join(" ");
+    // The last word stays a prefix while it may be being typed; in a query of several words only when it is at
+    // least 3 characters long: a pasted line ending in "=0" or "at" would otherwise match every word that starts
+    // with 0 or at, and those pages outrank the one that holds the message.
+    const prefix = (w, i) => typing && i === words.length - 1 && (words.length === 1 || w.length >= 3);
+    return words.map((w, i) => (!prefix(w, i) && !HAN.test(w) ? `${w}~0` : w)).join(" ");
   }
 
   root.ErrbookSearchQuery = fixQuery;
