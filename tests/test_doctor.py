@@ -488,21 +488,41 @@ def test_every_active_entry_has_checks_or_says_why_not(active):
 
 def test_triage_reranks_by_machine_facts(tmp_path):
     log = tmp_path / "two.log"
-    log.write_text("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
-                   "rocBLAS error: Cannot read /opt/rocm-5.4.0/lib/rocblas/library/TensileLibrary.dat: Illegal seek\n")
+    # Two entries whose signature scores differ by less than one machine-check bonus (the premise is asserted).
+    log.write_text("clang: error: unknown argument: '-gencode'\n"
+                   "clang: error: no such file or directory: 'arch=compute_80,code=sm_80'\n"
+                   "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n")
     plain, _, _ = triage.triage_files(REPO, [str(log)])
+    before = {r["id"]: r for r in plain}
+    assert [r["id"] for r in plain][:2] == ["RMN-0012", "RMN-0090"]
+    assert 0 < before["RMN-0012"]["score"] - before["RMN-0090"]["score"] < checks.BONUS
     # An RX 7800 XT (gfx1101) whose PyTorch was built without gfx1101 but whose rocBLAS has it: RMN-0090 holds.
     v = dict(build.MACHINES["radeon-good-override"], **{"env.HSA_OVERRIDE_GFX_VERSION": None, "gpu.gfx": ["gfx1101"],
                                                          "torch.rocblas_gfx": ["gfx1101"], "rocblas.gfx": ["gfx1101"],
                                                          "miopen.kdb_files": ["gfx1101_30.kdb"]})
     doc = facts.parse(json.dumps(build.document(v)))
     ranked, _, _ = triage.triage_files(REPO, [str(log)], doctor_facts=doc)
-    before = {r["id"]: r for r in plain}
     after = {r["id"]: r for r in ranked}
-    assert [r["id"] for r in plain][:2] == ["RMN-0093", "RMN-0090"]
-    assert [r["id"] for r in ranked][:2] == ["RMN-0090", "RMN-0093"]
+    assert [r["id"] for r in ranked][:2] == ["RMN-0090", "RMN-0012"]
     assert after["RMN-0090"]["score"] == before["RMN-0090"]["score"] + checks.BONUS
+    assert after["RMN-0012"]["score"] == before["RMN-0012"]["score"]
     assert any(w.startswith("this machine: The installed ROCm PyTorch was not compiled") for w in after["RMN-0090"]["environment"])
+
+
+def test_environment_lines_say_whether_a_fact_came_from_the_log_or_the_machine(tmp_path):
+    """A --facts file fills in what the log does not state; the reason must not claim the log said it."""
+    doc = facts.load(str(MACHINES / "mi300x-node.json"))                      # an MI300X: gfx942
+    oor = ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 73728, "
+           "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.\n")
+    log = tmp_path / "oor.log"
+    log.write_text(oor)
+    ranked, _, _ = triage.triage_files(REPO, [str(log)], doctor_facts=doc)
+    assert ranked[0]["id"] == "RMN-0116"
+    assert ranked[0]["environment"] == ["this machine has gfx942, which this entry's trigger lists"]
+    log.write_text("compiling for gfx1100\n" + oor)                          # the log's own statement wins
+    ranked, _, _ = triage.triage_files(REPO, [str(log)], doctor_facts=doc)
+    env = {r["id"]: r["environment"] for r in ranked}
+    assert env["RMN-0116"] == ["the log names gfx1100; this entry is about gfx942"]
 
 
 def test_to_log_facts_shape():

@@ -68,14 +68,16 @@ def _arch_ok(gfx: str, archs: list[str]) -> bool:
 def adjust(prof: dict, facts: dict) -> tuple[int, list[str]]:
     """(score points, reasons) for one entry."""
     plus, minus, why = 0, 0, []
+    machine = set(facts.get("from_machine", ()))     # facts a --facts file filled in, said as such
+    names = "this machine has" if "gfx" in machine else "the log names"
     if prof.get("archs") and facts.get("gfx"):
         hit = [g for g in facts["gfx"] if _arch_ok(g, prof["archs"])]
         if hit:
             plus += 1
-            why.append(f"the log names {hit[0]}, which this entry's trigger lists")
+            why.append(f"{names} {hit[0]}, which this entry's trigger lists")
         else:
             minus += 1
-            why.append(f"the log names {', '.join(facts['gfx'][:3])}; this entry is about {', '.join(prof['archs'][:4])}")
+            why.append(f"{names} {', '.join(facts['gfx'][:3])}; this entry is about {', '.join(prof['archs'][:4])}")
     for key, label in (("rocm", "ROCm"), ("torch", "PyTorch")):
         if prof.get(key) and facts.get(key):
             inside = [versions.in_range(facts[key], r) for r in prof[key]]
@@ -89,5 +91,6 @@ def adjust(prof: dict, facts: dict) -> tuple[int, list[str]]:
         both = [v for v in prof["env"] if v in facts["env"]]
         if both:
             plus += 1
-            why.append(f"the log sets {both[0]}, which this entry's trigger names")
+            sets = f"this machine has {both[0]} set" if "env" in machine else f"the log sets {both[0]}"
+            why.append(f"{sets}, which this entry's trigger names")
     return max(LOW, min(HIGH, PLUS * plus - MINUS * minus)), why

@@ -39,7 +39,9 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
     came from, and points for entries whose checks hold there."""
     facts = logfacts.from_notes(scan.notes)
     for k, v in (machine_facts or {}).items():
-        facts.setdefault(k, v)
+        if k not in facts:                    # the log's own facts win; remember which came from the machine
+            facts[k] = v
+            facts.setdefault("from_machine", []).append(k)
     bonus = machine_bonus or {}
     results = scan.results()
     if results:

@@ -327,10 +327,12 @@
   function adjust(eng, prof, facts) {
     let plus = 0, minus = 0;
     const why = [];
+    const machine = facts.from_machine || [];  // facts a machine-facts file filled in, said as such
+    const names = machine.indexOf("gfx") >= 0 ? "this machine has" : "the log names";
     if (prof.archs && facts.gfx) {
       const hit = facts.gfx.filter((g) => archOk(g, prof.archs));
-      if (hit.length) { plus++; why.push(`the log names ${hit[0]}, which this entry's trigger lists`); }
-      else { minus++; why.push(`the log names ${facts.gfx.slice(0, 3).join(", ")}; this entry is about ${prof.archs.slice(0, 4).join(", ")}`); }
+      if (hit.length) { plus++; why.push(`${names} ${hit[0]}, which this entry's trigger lists`); }
+      else { minus++; why.push(`${names} ${facts.gfx.slice(0, 3).join(", ")}; this entry is about ${prof.archs.slice(0, 4).join(", ")}`); }
     }
     for (const [key, label] of [["rocm", "ROCm"], ["torch", "PyTorch"]]) {
       if (prof[key] && facts[key]) {
@@ -343,7 +345,11 @@
     }
     if (prof.env && facts.env) {
       const both = prof.env.filter((v) => facts.env.indexOf(v) >= 0);
-      if (both.length) { plus++; why.push(`the log sets ${both[0]}, which this entry's trigger names`); }
+      if (both.length) {
+        plus++;
+        const sets = machine.indexOf("env") >= 0 ? `this machine has ${both[0]} set` : `the log sets ${both[0]}`;
+        why.push(`${sets}, which this entry's trigger names`);
+      }
     }
     const f = eng.facts;
     return [Math.max(f.low, Math.min(f.high, f.plus * plus - f.minus * minus)), why];
@@ -499,7 +505,10 @@
   function rank(eng, scan, machine) {
     const facts = factsFromNotes(eng, scan.notes);
     const bonus = machine ? machine.bonus : {};
-    if (machine) for (const [k, v] of Object.entries(machine.facts)) if (!(k in facts)) facts[k] = v;
+    // the log's own facts win; remember which came from the machine
+    if (machine) for (const [k, v] of Object.entries(machine.facts)) {
+      if (!(k in facts)) { facts[k] = v; (facts.from_machine = facts.from_machine || []).push(k); }
+    }
     const res = results(scan);
     if (res.length) {
       for (const r of res) {
