@@ -122,8 +122,10 @@ def triton_info(do_import=False):
             from triton.backends import backends as loaded
             out["version"] = triton.__version__
             out["amd_backend"] = "amd" in loaded
-        except Exception as e:  # a broken install is reported, not fatal
-            out["error"] = str(e)[:200]
+        except Exception as e:  # a broken install is reported, not fatal; nothing of it is usable, so it
+            out["error"] = str(e)[:200]     # names no version and no backend (the files alone say neither works)
+            out.pop("version", None), out.pop("dist", None)
+            out["amd_backend"] = out["nvidia_backend"] = False
     return out
 
 
