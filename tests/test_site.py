@@ -272,7 +272,7 @@ def test_entry_page_top_is_title_cause_then_fix_box(rich):
     assert "Port the include: replace the CUDA header with the HIP one." in text_of(box)
     assert code.strip() == "#include <hip/hip_runtime.h>"                    # the corrected command only
     assert 'href="#fix"' in box and "All 5 steps" in text_of(box)
-    assert "Applies to ROCm from 5.0, before 6.2 (fixed in 6.2); HIP any version · reviewed 2026-11-20" in squash(text_of(box))
+    assert "Applies to ROCm from 5.0, before 6.2 (changed in 6.2); HIP any version · reviewed 2026-11-20" in squash(text_of(box))
     assert "eb-badge eb-passed" in box and "static: passed" in text_of(box) and "toolchain: passed" in text_of(box)
 
 

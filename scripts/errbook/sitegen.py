@@ -290,13 +290,14 @@ def component_name(c: str) -> str:
 
 
 def applies_phrases(d: dict) -> list[str]:
-    """Plain-words version ranges ('ROCm from 6.0, before 6.2 (fixed in 6.2)'); from `applies_to` when the
-    entry has it, else from its triggers."""
+    """Plain-words version ranges ('ROCm from 6.0, before 6.2 (changed in 6.2)'); from `applies_to` when the
+    entry has it, else from its triggers. fixed_in is the release whose change ends the range: a fix, or a
+    change of route (RMN-0161), so the page says 'changed', and the evidence says which."""
     out = []
     for a in d.get("applies_to") or []:
         s = f"{component_name(a['component'])} {version_words(a['versions'])}"
         if a.get("fixed_in"):
-            s += f" (fixed in {a['fixed_in']})"
+            s += f" (changed in {a['fixed_in']})"
         out.append(s)
     if out:
         return out
