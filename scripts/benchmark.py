@@ -194,7 +194,6 @@ def bench_validate_and_site(n: int, which: set[str]) -> dict:
         for i in range(n):
             (plain / "docs" / "entries" / f"p{i}.md").write_text(f"# Page {i}\n\n" + "Some text about HIP. " * 200)
         (plain / "docs" / "index.md").write_text("# Home\n")
-        cfg = yaml.safe_load((REPO / "mkdocs.yml").read_text().replace("!!python/name:", "")) or {}
         cfg = {"site_name": "plain", "theme": {"name": "material", "font": False},
                "plugins": [{"search": {"lang": "en"}}]}
         (plain / "mkdocs.yml").write_text(yaml.safe_dump(cfg))
@@ -268,17 +267,28 @@ def main() -> int:
     ap.add_argument("--entries", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--save", metavar="FILE", help="rewrite FILE with the figures so far after each benchmark "
+                                                      "(a long run that fails late keeps what it measured)")
     a = ap.parse_args()
     which = set(a.which)
     out: dict = {"machine": {"cpus": os.cpu_count()}}
+
+    def save():
+        if a.save:
+            Path(a.save).write_text(json.dumps(out, indent=1))
+
     if "triage" in which:
         out["triage"] = bench_triage(a.gib, [float(x) for x in a.sizes.split(",") if x], a.dense_lines)
+        save()
     if which & {"validate", "site"}:
         out.update(bench_validate_and_site(a.entries, which))
+        save()
     if "realsite" in which:
         out["site_as_shipped"] = bench_real_site(a.entries)
+        save()
     if "runbooks" in which:
         out["runbooks"] = bench_runbooks(a.jobs)
+        save()
     print(json.dumps(out, indent=1))
     return 0
 
