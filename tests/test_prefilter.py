@@ -55,3 +55,45 @@ def test_once_notes_are_full_their_patterns_leave_the_prefilter(active):
     scan = m.new_scan()
     linescan.scan_stream(m, io.BytesIO(data), scan)
     assert len(scan.notes["s2"]) == 300 and len(scan.notes["gfx"]) == 20
+
+
+def test_repeated_lines_count_the_same_as_in_memory(active, monkeypatch):
+    """The line memo (linescan.feed_line) and the per-line plans: a log that repeats its hit lines, with the
+    memo forced to start over often, counts hits, evidence, sequences and notes exactly as the in-memory path."""
+    ex = [x["text"] for e in active for s in e["signatures"] for x in s["examples"]][:120]
+    text = "\n".join(ex * 7) + "\nwarning: gfx90a here\n" * 30
+    monkeypatch.setattr(linescan, "MEMO_LINES", 50)
+    for engine in (["hyperscan"] if _has_hyperscan() else []) + ["re2"]:
+        monkeypatch.setenv("ERRBOOK_PREFILTER", engine)
+        m = triage.build_matcher(active)
+        mem = m.new_scan()
+        m.feed_text(mem, text)
+        got = _stream(m, text.encode("utf-8"))
+        assert got == (mem.results(), mem.notes), engine
+        assert m.line_memo and len(m.line_memo) <= 50
+        assert max(r["hits"] for r in got[0]) >= 7
+
+
+def _has_hyperscan() -> bool:
+    try:
+        import hyperscan  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def test_compiled_database_is_cached_and_a_corrupt_cache_is_recompiled(tmp_path, monkeypatch):
+    pytest.importorskip("hyperscan")
+    monkeypatch.setenv("ERRBOOK_CACHE", str(tmp_path))
+    pats = [(r"local memory \(\d+\) exceeds limit", False, []), (r"hipErrorNoBinaryForGpu", False, [])]
+    probe = b"ok\nerror: local memory (80000) exceeds limit (65536)\nx\nhipErrorNoBinaryForGpu: y\n"
+    first = prefilter.Prefilter(pats, "hyperscan").lines(probe)
+    (db,) = tmp_path.glob("hs-*.db")
+    assert sorted(first) == [1, 3] and first[1][0] == {0} and first[3][0] == {1}
+    assert prefilter.Prefilter(pats, "hyperscan").lines(probe) == first        # loaded from the cache
+    db.write_bytes(b"\0garbage")
+    assert prefilter.Prefilter(pats, "hyperscan").lines(probe) == first        # recompiled, cache rewritten
+    assert db.read_bytes() != b"\0garbage"
+    monkeypatch.setenv("ERRBOOK_CACHE", str(tmp_path / "file"))
+    (tmp_path / "file").write_text("not a directory")
+    assert prefilter.Prefilter(pats, "hyperscan").lines(probe) == first        # an unusable cache is ignored

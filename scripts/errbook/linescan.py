@@ -22,11 +22,29 @@ def _line_text(raw: bytes) -> str:
     return normalize.decode(raw)
 
 
+MEMO_LINES = 4096          # distinct short lines remembered per matcher (then the memo starts over)
+MEMO_LINE_BYTES = 1024    # longer lines are rarely repeated verbatim: not worth their memory
+
+
 def feed_line(m: matcher_mod.Matcher, scan: matcher_mod.Scan, lineno: int, raw: bytes, ids, source: str,
               offset: int | None) -> None:
+    # A log with many hit lines usually repeats a few of them (every rank, every retry): the cleaning,
+    # verification and plan of a line are remembered by its raw bytes and candidate ids, which decide them.
+    memo = m.line_memo if len(raw) <= MEMO_LINE_BYTES else None
+    if memo is not None:
+        got = memo.get(raw)
+        if got is not None and got[0] == ids:
+            if got[2] is not None:
+                scan.apply(lineno, got[1], got[2], source, offset)
+            return
     subs = normalize.clean(_line_text(raw))
-    if subs:
-        scan.feed(lineno, subs, [m.verify(s, ids) for s in subs], source, offset)
+    plan = m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None
+    if memo is not None:
+        if len(memo) >= MEMO_LINES:
+            memo.clear()
+        memo[raw] = (ids, subs, plan)
+    if plan is not None:
+        scan.apply(lineno, subs, plan, source, offset)
 
 
 def _block(m, scan, data: bytes, base: int, offset: int | None, source: str) -> None:

@@ -120,43 +120,26 @@ class Scan:
     # Only a line where some pattern matched is looked at (for vetoes too), so a streamed scan, which never
     # sees the other lines, and an in-memory scan give the same answer.
     def feed(self, lineno: int, subs: list[str], ids: list[list[int]], source: str = "", offset: int | None = None):
-        m = self.m
-        if not any(ids):
-            return
-        roles, single_of = m.pattern_role, m.single_of
-        singles: dict[int, int] = {}       # sig index -> first sub-line it matched in this line
-        for j, pids in enumerate(ids):
-            if not pids:
-                continue
-            sub = subs[j]
-            veto = ()
-            # A veto key holds a <path>/ or <hex> token, so only a line with a path or hex can equal one.
-            if m.vetoes and ("/" in sub or "0x" in sub or _LONG_HEX.search(sub)):
-                veto = m.vetoes.get(normalize.mask(sub, numbers=False), ())
-            for pid in pids:
-                i = single_of[pid]
-                if i >= 0:                  # the common case: a one-line signature
-                    if i not in singles and i not in veto:   # (a veto: its own counter-example, another path)
-                        singles[i] = j
-                    continue
-                kind, i, k = roles[pid]
-                if kind == "sig":           # a step of a multi-line sequence
-                    if i not in veto:
-                        hit = Hit(lineno, sub, source, None if offset is None else (offset, j))
-                        if self.seq_sink is not None:
-                            self.seq_sink(lineno * SUB_SPACE + j, i, k, hit)
-                        else:
-                            self.seq_step(lineno * SUB_SPACE + j, i, k, hit)
-                else:
-                    lst = self.notes.setdefault(i, [])
-                    if len(lst) < m.note_caps[i]:
-                        lst.append(sub)
-        if not singles:
-            return
-        outranked = _outranked(m, subs, singles) if len(singles) > 1 and \
-            len({m.sigs[i].entry_id for i in singles}) > 1 else ()
+        plan = self.m.plan(subs, ids)
+        if plan is not None:
+            self.apply(lineno, subs, plan, source, offset)
+
+    def apply(self, lineno: int, subs: list[str], plan: tuple, source: str = "", offset: int | None = None):
+        """Count one line by its plan (Matcher.plan): what it does to each signature, decided once per
+        distinct line."""
+        singles, outranked, steps, notes = plan
+        for j, i, k in steps:
+            hit = Hit(lineno, subs[j], source, None if offset is None else (offset, j))
+            if self.seq_sink is not None:
+                self.seq_sink(lineno * SUB_SPACE + j, i, k, hit)
+            else:
+                self.seq_step(lineno * SUB_SPACE + j, i, k, hit)
+        for name, j in notes:
+            lst = self.notes.setdefault(name, [])
+            if len(lst) < self.m.note_caps[name]:
+                lst.append(subs[j])
         single = self.single
-        for i, j in singles.items():
+        for i, j in singles:
             st = single.get(i)
             if st is None:
                 st = single[i] = [0, 0, [], []]
@@ -299,6 +282,8 @@ class Matcher:
         self.engine = os.environ.get("ERRBOOK_PREFILTER") or "auto"
         self._exact = None
         self._fast = None
+        self.line_memo: dict = {}           # linescan's memo: raw line -> (candidate ids, sub-lines, plan)
+        self._veto_memo: dict = {}          # cleaned sub-line -> the signatures its counter-examples veto
 
     @classmethod
     def from_entries(cls, entries, only: set[str] | None = None, skipped: list | None = None,
@@ -374,6 +359,51 @@ class Matcher:
             (i,) = ids
             return [i] if fast[i].Match(_UNANCHORED, b, 0, n)[0] != _NULL else []
         return sorted(i for i in ids if fast[i].Match(_UNANCHORED, b, 0, n)[0] != _NULL)
+
+    def plan(self, subs: list[str], ids: list[list[int]]) -> tuple | None:
+        """What one line (its cleaned sub-lines and the pattern ids each matched) does, as (one-line signatures
+        with the sub-line each first matched, those of them outranked, sequence steps (sub-line, signature,
+        step) in arrival order, notes (name, sub-line)); None when nothing. A pure function of the line, so
+        a repeated line is planned once (linescan keeps the plans)."""
+        if not any(ids):
+            return None
+        roles, single_of = self.pattern_role, self.single_of
+        singles: dict[int, int] = {}       # sig index -> first sub-line it matched in this line
+        steps, notes = [], []
+        for j, pids in enumerate(ids):
+            if not pids:
+                continue
+            veto = self.veto_of(subs[j]) if self.vetoes else ()
+            for pid in pids:
+                i = single_of[pid]
+                if i >= 0:                  # the common case: a one-line signature
+                    if i not in singles and i not in veto:   # (a veto: its own counter-example, another path)
+                        singles[i] = j
+                    continue
+                kind, i, k = roles[pid]
+                if kind == "sig":           # a step of a multi-line sequence
+                    if i not in veto:
+                        steps.append((j, i, k))
+                else:
+                    notes.append((i, j))
+        outranked = _outranked(self, subs, singles) if len(singles) > 1 and \
+            len({self.sigs[i].entry_id for i in singles}) > 1 else ()
+        if not (singles or steps or notes):
+            return None
+        return tuple(singles.items()), outranked, steps, notes
+
+    def veto_of(self, sub: str):
+        """The signatures that a counter-example equal to this sub-line (paths and hex masked) vetoes."""
+        got = self._veto_memo.get(sub)
+        if got is None:
+            if len(self._veto_memo) >= 4096:
+                self._veto_memo.clear()
+            got = ()
+            # A veto key holds a <path>/ or <hex> token, so only a line with a path or hex can equal one.
+            if "/" in sub or "0x" in sub or _LONG_HEX.search(sub):
+                got = self.vetoes.get(normalize.mask(sub, numbers=False), ())
+            self._veto_memo[sub] = got
+        return got
 
     def new_scan(self, seq_sink=None) -> Scan:
         return Scan(self, seq_sink)

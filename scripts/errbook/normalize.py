@@ -135,7 +135,9 @@ _REWRITE_B = {**{ch.encode(): b" " for ch in "\u000b\u000c\u00a0\u1680\u2028\u20
               **{ch.encode(): b"'" for ch in "\u2018\u2019\u201a\u201b\u2032"},
               **{ch.encode(): b'"' for ch in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"},
               "\u212a".encode(): b"K", "\u017f".encode(): b"s"}
-_REWRITE_FIND_B = re2.compile(b"|".join(re2.escape(k) for k in _REWRITE_B))
+# A literal alternation (no backtracking to fear); sub() with a dict lookup is one C pass with a cheap call per
+# rewritten character (a dense log of GCC messages has one on nearly every line).
+_REWRITE_FIND_B = re.compile(b"|".join(re.escape(k) for k in _REWRITE_B))
 _SPECIAL_B = re2.compile(rb"\\[nr]|[A-Za-z]:\\")
 _JSON_LINE_B = re.compile(_JSON_LINE.pattern.encode())
 _JSON_SHAPE_B = re.compile(_JSON_SHAPE.pattern.encode())
@@ -155,19 +157,17 @@ def _probe_special(line: bytes) -> bytes:
     return line
 
 
+def _rewrite_one(m) -> bytes:
+    return _REWRITE_B[m.group(0)]
+
+
 def probe(data: bytes) -> bytes:
     """What the prefilter searches for a chunk of whole lines (valid UTF-8, same number of newlines)."""
     data = valid_utf8(data)
     if b"\x1b" in data:
         data = _ANSI_B.sub(b"", data)
     if not data.isascii():
-        out, pos = [], 0
-        while (m := _REWRITE_FIND_B.search(data, pos)) is not None:     # RE2: one pass for every character
-            out += [data[pos:m.start()], _REWRITE_B[m.group(0)]]
-            pos = m.end()
-        if out:
-            out.append(data[pos:])
-            data = b"".join(out)
+        data = _REWRITE_FIND_B.sub(_rewrite_one, data)
     if b"\\" in data:
         # Lines holding an escaped newline or a drive path, found by RE2 (a DFA: one pass however many
         # backslashes); each such line is rewritten once, and the search resumes after it.

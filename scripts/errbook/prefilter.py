@@ -14,7 +14,10 @@ anchors dropped (a superset of what it matches).
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+from pathlib import Path
 
 import re2
 
@@ -50,24 +53,60 @@ def _search_forms(pattern: str, ignore_case: bool, anchors: list[str]) -> list[t
 
 class _Hyperscan:
     name = "hyperscan"
+    aligned = True          # every hit ends just past its line's newline
 
     def __init__(self, forms: list[tuple[str, bool, int]]):
         import hyperscan
-        self.db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        # Each pattern is followed by the rest of its line: every possible match then ends at the line's
+        # newline, and Hyperscan reports one (pattern, end) once, so a line costs one callback per pattern
+        # instead of one per candidate end (a dense log had ~17 per line). Chunks are whole lines (each ends
+        # with \n), so no line is lost.
+        exprs = [(f"(?:{f})[^\n]*\n").encode() for f, _, _ in forms]
         base = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_UTF8
-        self.db.compile(expressions=[f.encode() for f, _, _ in forms], ids=[i for _, _, i in forms],
-                        flags=[base | (hyperscan.HS_FLAG_CASELESS if ic else 0) for _, ic, _ in forms])
+        flags = [base | (hyperscan.HS_FLAG_CASELESS if ic else 0) for _, ic, _ in forms]
+        ids = [i for _, _, i in forms]
+        self.db = _cached_db(hyperscan, exprs, ids, flags)
 
     def hits(self, probe: bytes) -> list[int]:
-        """end offset * ID_SPACE + pattern id of every possible match."""
+        """end offset * ID_SPACE + pattern id of every possible match (the end is just past a newline)."""
         found: list[int] = []
         add = found.append
         self.db.scan(probe, match_event_handler=lambda i, f, t, fl, c: add(t * ID_SPACE + i))
         return found
 
 
+def _cache_dir() -> Path:
+    return Path(os.environ.get("ERRBOOK_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                         Path.home() / ".cache") / "errbook")
+
+
+def _cached_db(hyperscan, exprs: list[bytes], ids: list[int], flags: list[int]):
+    """A compiled database, from the user's cache when the same patterns were compiled before (compiling all
+    signatures takes about a second; loading takes milliseconds). A cache that cannot be read or written is
+    ignored: the database is compiled instead."""
+    h = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), exprs, ids, flags)).encode())
+    path = _cache_dir() / f"hs-{h.hexdigest()[:24]}.db"
+    try:
+        db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)      # a loaded database comes without scratch space
+        return db
+    except Exception:           # absent, unreadable, or written by another build of the library
+        pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=exprs, ids=ids, flags=flags)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(hyperscan.dumpb(db))
+        os.replace(tmp, path)   # atomic: a concurrent reader sees the old file or the whole new one
+    except Exception:
+        pass
+    return db
+
+
 class _RE2:
     name = "re2"
+    aligned = False
 
     def __init__(self, forms: list[tuple[str, bool, int]]):
         opts = re2.Options()
@@ -126,6 +165,8 @@ class Prefilter:
         if not hits:
             return out
         hits.sort()
+        if self.engine.aligned:
+            return _aligned_lines(probe, hits)
         idx, line_end, cur = -1, -1, None
         for h in hits:
             end, pid = divmod(h, ID_SPACE)
@@ -145,3 +186,21 @@ class Prefilter:
                 else:
                     cur.add(pid)
         return out
+
+
+def _aligned_lines(probe: bytes, hits: list[int]) -> dict[int, tuple]:
+    """Prefilter.lines for sorted hits that each end just past a newline (a dense chunk has a hit on nearly
+    every line, so this loop is kept to a few operations per hit)."""
+    out: dict[int, tuple] = {}
+    idx, prev, last, cur = -1, 0, -1, None
+    mask = ID_SPACE - 1
+    for h in hits:
+        end = h >> 16                              # ID_SPACE is 1 << 16
+        if end != last:
+            n = probe.count(b"\n", prev, end)      # this line's newline and those of lines skipped
+            idx += n
+            cur = set()
+            out[idx] = (cur, prev if n == 1 else probe.rfind(b"\n", prev, end - 1) + 1, end - 1)
+            prev = last = end
+        cur.add(h & mask)
+    return out
