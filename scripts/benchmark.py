@@ -5,7 +5,9 @@
            figures compare across rounds) vs `grep -E -f` (LC_ALL=C) and `rg -f` with the same patterns; peak
            memory at 0.25/1/2/4 GiB shows whether it grows with the log; a quarter-size log with filler from the
            whole benign corpus (references stopped after 300 s); a dense log (every line matches a signature)
-           against the same references and against the sparse log's throughput.
+           against the same references and against the sparse log's throughput. Each timing is the best of
+           three runs (one run when it takes over a minute); logs are synced to disk before anything is timed,
+           and the compiled patterns are in the user's cache, as after any first triage.
   validate errbook validate on N generated entries (default 1000) vs a bare YAML parse of the same files.
   site     mkdocs build --strict of those N entries vs the same build of N plain pages without the plugin.
   realsite mkdocs build --strict of this checkout as it ships, and of N cloned entries with their executed
@@ -51,6 +53,17 @@ def measure(cmd: list[str], env: dict | None = None, cwd: Path | None = None, ti
     return {"seconds": round(float(out[0]), 3), "peak_rss_mib": round(int(out[1]) / 1024, 1), "rc": rc}
 
 
+def measure_best(cmd: list[str], env: dict | None = None, timeout: float = 3600, repeat: int = 3,
+                 long: float = 60) -> dict:
+    """The best of `repeat` runs (a shared 2-core machine is noisy; the minimum is the least disturbed run), with
+    every run's time kept. A run longer than `long` seconds, or stopped by the timeout, is not repeated."""
+    runs = [measure(cmd, env=env, timeout=timeout)]
+    while len(runs) < repeat and runs[-1]["rc"] != "timeout" and runs[-1]["seconds"] <= long:
+        runs.append(measure(cmd, env=env, timeout=timeout))
+    best = min(runs, key=lambda r: (r["rc"] == "timeout", r["seconds"]))
+    return dict(best, peak_rss_mib=max(r["peak_rss_mib"] for r in runs), runs=[r["seconds"] for r in runs])
+
+
 # The benchmark log of earlier rounds: filler from the 22 benign logs the set had then (their names start with a
 # capital letter and a dash), so figures stay comparable between rounds. "corpus" uses every benign log.
 CLASSIC = re.compile(r"^[A-G]-|^lead-")
@@ -73,6 +86,7 @@ def make_log(path: Path, size: int, filler: str = "classic") -> None:
                 f.write(real[i % len(real)])
                 written += len(real[i % len(real)])
                 i += 1
+    os.sync()       # written back now, not while a tool is being timed
 
 
 def make_dense_log(path: Path, lines: int) -> None:
@@ -85,6 +99,7 @@ def make_dense_log(path: Path, lines: int) -> None:
     with open(path, "wb") as f:
         for i in range(0, lines, len(ex)):
             f.write(b"\n".join(ex[: min(len(ex), lines - i)]) + b"\n")
+    os.sync()
 
 
 def ere(p: str) -> str:
@@ -121,21 +136,22 @@ def bench_triage(gib: float, sizes: list[float], dense_lines: int) -> dict:
         lower bound (marked with >=)."""
         size = log.stat().st_size
         subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL)          # warm the page cache for all
-        out = {"bytes": size, "errbook": _rate(size, measure(errbook + [str(log)]))}
+        out = {"bytes": size, "errbook": _rate(size, measure_best(errbook + [str(log)]))}
         for name, cmd, env in (("grep", grep, env_c), ("rg", rg, None)):
             if cmd is None:
                 continue
-            r = _rate(size, measure(cmd + [str(log)], env=env, timeout=timeout))
+            r = _rate(size, measure_best(cmd + [str(log)], env=env, timeout=timeout))
             out[name] = r
             ratio = round(r["seconds"] / out["errbook"]["seconds"], 2)
             out[f"ratio_vs_{name}"] = f">={ratio}" if r["rc"] == "timeout" else ratio
         return out
 
+    subprocess.run([*errbook, "/dev/null"], capture_output=True)    # compiled patterns cached, as for any user
     for g in sorted(set(sizes + [gib])):
         log = tmp / f"{g}.log"
         make_log(log, int(g * (1 << 30)))
         res["sizes"][f"{g} GiB"] = three(log) if g == gib else {
-            "bytes": log.stat().st_size, "errbook": _rate(log.stat().st_size, measure(errbook + [str(log)]))}
+            "bytes": log.stat().st_size, "errbook": _rate(log.stat().st_size, measure_best(errbook + [str(log)]))}
         log.unlink()
     corpus = tmp / "corpus.log"
     make_log(corpus, int(gib * (1 << 30)) // 4, filler="corpus")

@@ -172,3 +172,13 @@ def test_fast_schema_path_agrees_with_jsonschema():
         except Exception:
             fast_ok = False
         assert fast_ok == (not list(validate._validator().iter_errors(data))), data.get("id")
+
+
+def test_link_to_the_old_rocm_tracker_is_a_finding(mini_root):
+    url = next(l.split("url: ")[1] for l in BASE.splitlines() if "url: https://" in l)
+    text = BASE.replace(url, "https://github.com/ROCm/ROCm/issues/2429", 1)
+    f = run(mini_root, text)
+    got = [(x.field, x.line) for x in f if "legacy-rocm-build" in x.message]
+    assert got and got[0][1] == line_of(text, "https://github.com/ROCm/ROCm/issues/2429")
+    assert not [x for x in run(mini_root, text.replace("ROCm/ROCm/issues", "ROCm/legacy-rocm-build/issues"))
+                if "legacy-rocm-build" in x.message]

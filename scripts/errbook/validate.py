@@ -159,8 +159,14 @@ def _runbook_path(e: entries_mod.Entry) -> str | None:
     return rb if isinstance(rb, str) and RUNBOOK_RE.fullmatch(rb) else None
 
 
-def _todo_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
-    """Scaffolded text left unfinished: an entry (or its runbook) still saying TODO is not done."""
+# The ROCm issue tracker moved from ROCm/ROCm to ROCm/legacy-rocm-build (GitHub redirects for now, but a rename
+# of another repository to ROCm/ROCm has been proposed, which would send old links elsewhere).
+OLD_TRACKER = re.compile(r"github\.com/ROCm/ROCm/(?:issues|pull|discussions)/", re.I)
+
+
+def _text_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
+    """Text that must not stay: scaffolding still saying TODO (in the entry or its runbook), and links to the
+    ROCm tracker by its old name."""
     out: list[Finding] = []
 
     def walk(v, path):
@@ -170,8 +176,12 @@ def _todo_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
         elif isinstance(v, list):
             for i, x in enumerate(v):
                 walk(x, path + (i,))
-        elif isinstance(v, str) and "TODO" in v:
-            out.append(Finding(e.rel, e.line_of(path), field_name(path), "unfinished: still contains TODO"))
+        elif isinstance(v, str):
+            if "TODO" in v:
+                out.append(Finding(e.rel, e.line_of(path), field_name(path), "unfinished: still contains TODO"))
+            if OLD_TRACKER.search(v):
+                out.append(Finding(e.rel, e.line_of(path), field_name(path),
+                                   "the ROCm issue tracker is github.com/ROCm/legacy-rocm-build now: link it there"))
     walk(e.data, ())
     rb = _runbook_path(e)
     if rb and (root / rb).is_file():
@@ -286,7 +296,7 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
         findings += schema_f
         broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
         findings += _signature_findings(e, broken)
-        findings += _todo_findings(e, root)
+        findings += _text_findings(e, root)
         findings += [Finding(e.rel, e.line_of(p), field_name(p), m) for p, m in checks.validate_entry(e.data)]
     findings += _cross_findings(loaded, root)
     findings += _benign_findings(loaded, root)
