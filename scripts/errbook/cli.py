@@ -186,6 +186,9 @@ clang's quotes and Unix paths. Limits: only the first 64 KiB of a physical line 
 4096 characters is matched in overlapping windows, so a match longer than 256 characters across a window
 boundary can be missed.
 
+Speed: the signatures are compiled once for Hyperscan and kept in $ERRBOOK_CACHE (default
+$XDG_CACHE_HOME/errbook or ~/.cache/errbook); ERRBOOK_PREFILTER=re2 uses the RE2 path instead (same results).
+
 Exit codes: 0 a signature matched; 1 no signature matched (likely entries may still be listed); 2 error.
 """
 
