@@ -120,3 +120,26 @@ def test_hostile_log_shapes_still_find_the_error(name, data, line):
     assert r.returncode == 0, (name, r.stderr)
     top = json.loads(r.stdout)["matches"][0]
     assert top["id"] == "RMN-0001" and top["evidence"][0]["lines"][0]["line"] == line
+
+
+def test_memory_guard_hands_back_heap_pages_only_past_the_working_set(monkeypatch):
+    from errbook import memtrim
+    g = memtrim.Guard()
+    if g._fd is None:
+        pytest.skip("no /proc/self/statm or glibc here: the guard is a no-op")
+    assert g._rss() > 0
+    rss = iter([100 << 20, 120 << 20, 140 << 20, 104 << 20, 150 << 20, 149 << 20, 150 << 20])
+    monkeypatch.setattr(g, "_rss", lambda: next(rss))
+    trims = []
+    monkeypatch.setattr(g, "_trim", lambda pad: trims.append(pad) or 1)
+    for _ in range(memtrim.WARMUP):
+        g.check()                           # warm-up; the last of them measures the working set: 100 MiB
+    assert trims == [] and g._limit == (100 << 20) + memtrim.SLACK
+    g.check()                               # 120: within the slack
+    g.check()                               # 140: past it -> trimmed, back to 104
+    assert trims == [0] and g._limit == (100 << 20) + memtrim.SLACK
+    g.check()                               # 150 past it, still 149 after the trim: real growth, limit raised
+    assert trims == [0, 0] and g._limit == (149 << 20) + memtrim.SLACK // 2
+    g.check()                               # 150: under the raised limit, no trim
+    assert trims == [0, 0]
+    g.close()

@@ -10,7 +10,7 @@ import re
 from itertools import accumulate
 
 from . import matcher as matcher_mod
-from . import normalize
+from . import memtrim, normalize
 
 CHUNK = 8 << 20
 _LONE_CR = re.compile(rb"\r(?!\n)")
@@ -79,6 +79,14 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
                 offset: int | None = None) -> tuple[int, int]:
     """Feed a binary stream into scan, reading at most `limit` bytes. offset: the file offset of the stream's
     start when evidence is to be re-read later (parallel workers), else None. Returns (physical lines, bytes)."""
+    guard = memtrim.Guard()
+    try:
+        return _scan(m, f, scan, source, limit, offset, guard)
+    finally:
+        guard.close()
+
+
+def _scan(m, f, scan, source, limit, offset, guard) -> tuple[int, int]:
     cap = normalize.RAW_CAP_BYTES
     base = 0             # complete lines consumed so far
     nbytes = 0
@@ -87,6 +95,7 @@ def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str =
     overflow = False     # the current line is longer than cap; the rest is skipped up to its newline
     held_cr = b""        # a \r at a chunk's end: it may be the first half of \r\n
     while True:
+        guard.check()
         want = CHUNK if limit is None else min(CHUNK, limit - nbytes)
         buf = f.read(want) if want > 0 else b""
         at = nbytes - len(held_cr)             # stream offset of buf[0] once held_cr is put back

@@ -85,7 +85,10 @@ def _cached_db(hyperscan, exprs: list[bytes], ids: list[int], flags: list[int]):
     signatures takes about a second; loading takes milliseconds). A cache that cannot be read or written is
     ignored: the database is compiled instead."""
     h = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), exprs, ids, flags)).encode())
-    path = _cache_dir() / f"hs-{h.hexdigest()[:24]}.db"
+    try:
+        path = _cache_dir() / f"hs-{h.hexdigest()[:24]}.db"
+    except (KeyError, RuntimeError):        # no home directory to find: compile every time
+        path = None
     try:
         db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
         db.scratch = hyperscan.Scratch(db)      # a loaded database comes without scratch space
@@ -94,13 +97,18 @@ def _cached_db(hyperscan, exprs: list[bytes], ids: list[int], flags: list[int]):
         pass
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=exprs, ids=ids, flags=flags)
+    if path is None:
+        return db
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(hyperscan.dumpb(db))
         os.replace(tmp, path)   # atomic: a concurrent reader sees the old file or the whole new one
-    except Exception:
-        pass
+    except Exception:           # read-only or full: leave no partial file behind
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
     return db
 
 
