@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from errbook import entries, linescan, prefilter, triage
+from errbook import entries, linescan, parallel, prefilter, triage
 from conftest import REPO
 
 
@@ -72,6 +72,44 @@ def test_repeated_lines_count_the_same_as_in_memory(active, monkeypatch):
         assert got == (mem.results(), mem.notes), engine
         assert m.line_memo and len(m.line_memo) <= 50
         assert max(r["hits"] for r in got[0]) >= 7
+
+
+def test_a_dense_log_grouped_by_distinct_line_gives_what_line_by_line_gives(active, monkeypatch, tmp_path):
+    """linescan._block_grouped (a chunk that repeats few distinct hit lines): counts, evidence and its order
+    across distinct lines, sequences, notes and outranked hits equal the line-by-line path and the in-memory
+    path, in one process and with parallel workers (whose evidence is re-read by file offset)."""
+    ex = [ln for e in active for s in e["signatures"] for x in s["examples"] for ln in x["text"].split("\n")][:60]
+    extra = ["warning: gfx90a here", "HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py", "x" * 3000 + " hipErrorNoBinaryForGpu",
+             "ok\r", "step 1 loss 0.5"]
+    # the last quarter brings lines not seen before (sequences among them): their first hits, the evidence,
+    # fall in grouped chunks, also in the second parallel worker
+    rows = [ex[(i * 7) % 30 + (30 if i >= 4500 else 0)] if i % 5 else extra[i // 5 % len(extra)]
+            for i in range(6000)]
+    text = "\n".join(rows) + "\n"
+    data = text.encode("utf-8")
+    monkeypatch.setattr(linescan, "CHUNK", 64 << 10)
+    monkeypatch.setattr(linescan, "GROUP_MIN_BYTES", 4 << 10)
+    calls = []
+    grouped = linescan._block_grouped
+    monkeypatch.setattr(linescan, "_block_grouped", lambda *a: calls.append(1) or grouped(*a))
+    path = tmp_path / "dense.log"
+    path.write_bytes(data)
+    for engine in (["hyperscan"] if _has_hyperscan() else []) + ["re2"]:
+        monkeypatch.setenv("ERRBOOK_PREFILTER", engine)
+        m = triage.build_matcher(active)
+        mem = m.new_scan()
+        m.feed_text(mem, data.decode("utf-8"))
+        monkeypatch.setattr(linescan, "DENSE_CANDIDATES", 10 ** 9)        # line by line only
+        line_by_line = _stream(m, data)
+        assert not calls
+        monkeypatch.setattr(linescan, "DENSE_CANDIDATES", 20)
+        assert _stream(m, data) == line_by_line == (mem.results(), mem.notes), engine
+        assert len(calls) >= 3, "the grouped path was not taken"
+        par = m.new_scan()
+        parallel.scan_file(m, str(path), par, workers=2)
+        assert (par.results(), par.notes) == line_by_line, engine
+        assert max(r["hits"] for r in line_by_line[0]) > 100 and line_by_line[1]
+        calls.clear()
 
 
 def _has_hyperscan() -> bool:

@@ -149,6 +149,17 @@ class Scan:
             if len(lst) < MAX_EVIDENCE:      # evidence is kept for the first few hits only: no object after that
                 lst.append([Hit(lineno, subs[j], source, None if offset is None else (offset, j))])
 
+    def count_more(self, plan: tuple, n: int) -> None:
+        """n more lines with this plan, beyond those applied: they add to the counts only (linescan applies the
+        first occurrences of a repeated line, which hold every piece of evidence and note it can give)."""
+        single = self.single
+        outranked = plan[1]
+        for i, _ in plan[0]:
+            st = single.get(i)
+            if st is None:
+                st = single[i] = [0, 0, [], []]
+            st[i in outranked] += n
+
     def seq_step(self, pos: int, i: int, k: int, hit: Hit) -> None:
         """Step k of sequence signature i matched at position pos. Steps of one line arrive with the highest
         k first, so one line cannot advance two steps of the same sequence."""
