@@ -110,6 +110,13 @@ def test_a_dense_log_grouped_by_distinct_line_gives_what_line_by_line_gives(acti
         assert (par.results(), par.notes) == line_by_line, engine
         assert max(r["hits"] for r in line_by_line[0]) > 100 and line_by_line[1]
         calls.clear()
+        # every line distinct, as with timestamps: nothing to group, but the plans are shared by cleaned line
+        stamped = "".join(f"2026-12-01T10:{i // 60 % 60:02}:{i % 60:02}.{i:06}Z {r}\n" for i, r in enumerate(rows))
+        mem = m.new_scan()
+        m.feed_text(mem, stamped)
+        m.clean_memo.clear()
+        assert _stream(m, stamped.encode("utf-8")) == (mem.results(), mem.notes), engine
+        assert not calls and len(m.clean_memo) < 100
 
 
 def _has_hyperscan() -> bool:

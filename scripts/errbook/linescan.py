@@ -32,18 +32,30 @@ def _planned(m: matcher_mod.Matcher, raw: bytes, ids) -> tuple:
     """(cleaned sub-lines, plan or None) of one raw line.
 
     A log with many hit lines usually repeats a few of them (every rank, every retry): the cleaning,
-    verification and plan of a line are remembered by its raw bytes and candidate ids, which decide them."""
-    memo = m.line_memo if len(raw) <= MEMO_LINE_BYTES else None
-    if memo is not None:
-        got = memo.get(raw)
-        if got is not None and got[0] == ids:
-            return got[1], got[2]
+    verification and plan of a line are remembered by its raw bytes and candidate ids, which decide them. Lines
+    that differ only in what cleaning strips (a timestamp, a rank prefix) share the verification and plan,
+    remembered by the cleaned sub-lines."""
+    if len(raw) > MEMO_LINE_BYTES:
+        subs = normalize.clean(_line_text(raw))
+        return subs, (m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None)
+    memo = m.line_memo
+    got = memo.get(raw)
+    if got is not None and got[0] == ids:
+        return got[1], got[2]
     subs = normalize.clean(_line_text(raw))
-    plan = m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None
-    if memo is not None:
-        if len(memo) >= MEMO_LINES:
-            memo.clear()
-        memo[raw] = (ids, subs, plan)
+    key = tuple(subs)
+    cmemo = m.clean_memo
+    done = cmemo.get(key)
+    if done is not None and done[0] == ids:
+        plan = done[1]
+    else:
+        plan = m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None
+        if len(cmemo) >= MEMO_LINES:
+            cmemo.clear()
+        cmemo[key] = (ids, plan)
+    if len(memo) >= MEMO_LINES:
+        memo.clear()
+    memo[raw] = (ids, subs, plan)
     return subs, plan
 
 

@@ -294,6 +294,7 @@ class Matcher:
         self._exact = None
         self._fast = None
         self.line_memo: dict = {}           # linescan's memo: raw line -> (candidate ids, sub-lines, plan)
+        self.clean_memo: dict = {}          # and: cleaned sub-lines -> (candidate ids, plan)
         self._veto_memo: dict = {}          # cleaned sub-line -> the signatures its counter-examples veto
 
     @classmethod
