@@ -139,6 +139,9 @@ def bench_triage(gib: float, sizes: list[float], dense_lines: int) -> dict:
     errbook = [PY, "-m", "errbook.cli", "--root", str(REPO), "triage", "--json"]
     grep = ["grep", "-E", "-c", "-f", str(tmp / "ere.txt")]
     rg = ["rg", "-c", "-f", str(tmp / "rust.txt")] if shutil.which("rg") else None
+    if rg is None:
+        res["rg"] = "not installed: no rg figures (bash scripts/bootstrap.sh install puts Debian's ripgrep in)"
+        print(f"benchmark: {res['rg']}", file=sys.stderr)
     env_c = dict(os.environ, LC_ALL="C")
 
     def three(log: Path, timeout: float = 3600) -> dict:

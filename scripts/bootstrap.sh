@@ -13,6 +13,7 @@ if [ "$mode" != "serve" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
   command -v node     >/dev/null 2>&1 || need_apt+=(nodejs)
+  command -v rg       >/dev/null 2>&1 || need_apt+=(ripgrep)    # a reference tool of scripts/benchmark.py
   # tests/test_slurm.py starts a single-node Slurm (slurmctld + slurmd + munged) on localhost
   PATH="$PATH:/usr/sbin:/sbin" command -v slurmctld >/dev/null 2>&1 || need_apt+=(slurm-wlm)
   PATH="$PATH:/usr/sbin:/sbin" command -v munged    >/dev/null 2>&1 || need_apt+=(munge)
