@@ -28,6 +28,10 @@ MEMO_LINES = 4096          # distinct short lines remembered per matcher (then t
 MEMO_LINE_BYTES = 1024    # longer lines are rarely repeated verbatim: not worth their memory
 
 
+def _plan_of(m: matcher_mod.Matcher, subs: list[str], ids):
+    return m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None
+
+
 def _planned(m: matcher_mod.Matcher, raw: bytes, ids) -> tuple:
     """(cleaned sub-lines, plan or None) of one raw line.
 
@@ -37,7 +41,7 @@ def _planned(m: matcher_mod.Matcher, raw: bytes, ids) -> tuple:
     remembered by the cleaned sub-lines."""
     if len(raw) > MEMO_LINE_BYTES:
         subs = normalize.clean(_line_text(raw))
-        return subs, (m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None)
+        return subs, _plan_of(m, subs, ids)
     memo = m.line_memo
     got = memo.get(raw)
     if got is not None and got[0] == ids:
@@ -49,7 +53,7 @@ def _planned(m: matcher_mod.Matcher, raw: bytes, ids) -> tuple:
     if done is not None and done[0] == ids:
         plan = done[1]
     else:
-        plan = m.plan(subs, [m.verify(s, ids) for s in subs]) if subs else None
+        plan = _plan_of(m, subs, ids)
         if len(cmemo) >= MEMO_LINES:
             cmemo.clear()
         cmemo[key] = (ids, plan)
@@ -133,7 +137,7 @@ def _block(m, scan, data: bytes, base: int, offset: int | None, source: str, gro
     if grouped and len(data) >= GROUP_MIN_BYTES:
         lines = data.split(b"\n")
         lines.pop()                            # data ends with a newline
-        if len(set(lines)) * DISTINCT_SHARE <= len(lines):
+        if len(set(lines)) * DISTINCT_SHARE <= len(lines):     # a C-speed test before the grouping loop
             return _block_grouped(m, scan, lines, base, offset, source)
     probe = normalize.probe(data)
     cand = _candidates(m, scan, probe)
