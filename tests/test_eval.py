@@ -1,15 +1,16 @@
 """Triage quality, measured honestly: regression floors on logs from threads no entry cites (the unseen *test*
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
-The floors are the figures measured on 2026-12-01 (test split: top-1 66.7 %, top-3 74.6 %; benign false positives
-1.8 %), rounded down: they catch regressions. Issue 9's targets (evaluate.TARGETS: 70 %, 85 %, 1 %) are not met
-yet; raising a floor is the way to record progress."""
+The floors are the figures measured on 2026-12-01 after the second round of unseen and benign logs (test split of
+183 unseen logs: top-1 71.4 %, top-3 77.4 %; 390 benign logs: 4 false positives, 1.03 %), rounded down: they catch
+regressions. Issue 9's top-3 and false-positive targets (evaluate.TARGETS: 70 %, 85 %, 1 %) are not met yet;
+raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO
 
-FLOORS = {"top1": 0.65, "top3": 0.72, "false_positive_rate": 0.02}
+FLOORS = {"top1": 0.70, "top3": 0.76, "false_positive_rate": 0.011}
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +20,7 @@ def report():
 
 def test_unseen_test_split_meets_the_floors(report):
     t = report["unseen_test"]
-    assert t["logs"] >= 50, t
+    assert t["logs"] >= 80, t
     assert t["top1"] >= FLOORS["top1"], report["unseen_test"]
     assert t["top3"] >= FLOORS["top3"], report["unseen_test"]
 
@@ -65,3 +66,33 @@ def test_second_stage_is_scored_leave_one_thread_out(tmp_path):
     s_full = dict((i, s) for s, i in full.scores(q)[0]).get(e.id, 0)
     s_loto = dict((i, s) for s, i in loto.scores(q)[0]).get(e.id, 0)
     assert s_loto < s_full
+
+
+def test_the_evaluation_index_never_holds_a_test_split_log():
+    """Labelled logs are examples in the index (seen and dev ones in eval, all of them in the shipped index); a test
+    log in eval's index would turn the figures to believe into training-set figures."""
+    ev = evaluate.Evaluator(REPO)
+    indexed = {t for d in ev.docs.values() for t, _ in d["examples"]}
+    test_threads = {retrieval.thread_of(c.get("thread") or c["source"]) for c in ev.labelled
+                    if c["folder"] == "unseen"}
+    test_threads = {t for t in test_threads if t not in ev.cited and evaluate.split_of(t) == "test"}
+    dev_threads = {retrieval.thread_of(c.get("thread") or c["source"]) for c in ev.labelled
+                   if c["folder"] == "unseen" and c.get("expect") != "none"} - test_threads - ev.cited
+    assert test_threads and not (indexed & test_threads)
+    assert dev_threads <= indexed                     # and the dev logs are there
+
+
+@pytest.mark.parametrize("lines,expected", [
+    (["INFO 08-21 19:42:39 [cuda.py:492] Using TRITON_MLA attention backend out of potential backends: ['TRITON_MLA']."],
+     False),
+    (["Checking GPU(s) for support of peer to peer memory access..."], False),
+    (["WARNING 03-28 [config.py:1] Casting torch.bfloat16 to torch.float16 because it is the only type this model was built with here"],
+     False),
+    (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"], True),
+    (["reading tuning results from ./tunableop_resultsTestBench0.csv"], False),      # tunableop is not "unable"
+    (["Why is my MI250 so slow with vLLM?"], True),
+    (["Recently when generating a prompt a warning pops up saying that the model was not compiled with flash attention"],
+     True),
+])
+def test_second_stage_answers_only_a_failure_or_a_person(lines, expected):
+    assert retrieval.reports_trouble(lines) is expected

@@ -11,7 +11,8 @@ its figures are training-set figures. Every other log is *unseen*, and falls, by
 *dev* split (thresholds are calibrated there) or the *test* split (the figures to believe). Benign logs split
 the same way by name. The second stage is scored leave-one-thread-out: examples from the log's own thread are
 taken out of the index while it is scored, and a benign log's own document is never in the index it is
-scored against (the index holds dev benign logs only; a dev benign log is scored without itself).
+scored against (the index holds dev benign logs only; a dev benign log is scored without itself). Labelled logs
+other than the test split's are in the index as examples of their entries, as they are in the shipped index.
 """
 from __future__ import annotations
 
@@ -87,7 +88,13 @@ class Evaluator:
         self.labelled, self.benign = load_set(root)
         for c in self.benign:
             c["split"] = split_of(c["name"])
-        self.docs = retrieval.entry_docs(self.active)
+        # The index holds the labelled logs a deployment would have learnt from while the test split stays out:
+        # seen logs and unseen dev logs, as examples of their entries (scoring leaves the log's thread out).
+        train = [{"path": c["path"], "folder": c["folder"], "expect": str(c.get("expect", "none")),
+                  "thread": retrieval.thread_of(c.get("thread") or c.get("source", ""))} for c in self.labelled]
+        train = [c for c in train if c["folder"] == "real" or c["thread"] in self.cited
+                 or split_of(c["thread"]) == "dev"]
+        self.docs = retrieval.add_labelled(retrieval.entry_docs(self.active), train)
         self.benign_docs = {c["name"]: retrieval.benign_doc(c["path"].read_text(encoding="utf-8", errors="replace"))
                             for c in self.benign if c["split"] == "dev"}
         self._indexes: dict = {}

@@ -55,7 +55,7 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
         results.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
         return Prepared(results, None, facts, bonus)
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
-    if know.index is None or not lines:          # nothing in the log reports trouble: no second-stage guess
+    if know.index is None or not retrieval.reports_trouble(lines):   # nothing reports trouble: no guess
         return Prepared([], None, facts, bonus)
     ranked, qnorm, distinct = know.index.scores(retrieval.tokens("\n".join(lines)))
     adjusted = []

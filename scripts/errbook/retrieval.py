@@ -1,9 +1,11 @@
 """The second stage: when no signature matches, rank entries by lexical similarity (BM25) and say "likely".
 
 Documents are the entries' whole text (titles, causes, summaries, symptoms, root cause, trigger explanation,
-aliases, tags, Chinese text, and the real log examples of their signatures) plus benign logs indexed as
+aliases, tags, Chinese text, the real log examples of their signatures, and the labelled evaluation logs
+of tests/triage_eval/ as more examples) plus benign logs indexed as
 "not a problem". The query is the log's lines that report trouble (errors, failures, warnings, or a person's
-complaint: "slow", "does not work", "instead of"); a log without any such line gets no second-stage answer.
+complaint: "slow", "does not work", "instead of"); a log without a line that reports a failure or that a person
+wrote (reports_trouble) gets no second-stage answer.
 The answer abstains when a benign document ranks first, when the best score is low, or when the margin to the
 runner-up is small;
 the thresholds are data (data/calibration.json), calibrated by `errbook eval --calibrate` on the dev split.
@@ -41,6 +43,43 @@ SAMPLE_PATTERN = (r"error|fail|fatal|abort|panic|exception|unable|cannot|can't|c
                   r"\b[A-Za-z][a-z']{0,15} [a-z][a-z',]{0,15} [a-z][a-z',]{0,15} [a-z][a-z',]{0,15} "
                   r"[a-z][a-z',]{0,15} [a-z][a-z']{0,15}\b")
 SAMPLE_EXTRA = (SAMPLE_NAME, r"(?:" + SAMPLE_PATTERN + r")", True, SAMPLE_CAP)
+
+# The second stage answers only a log where a query line reports a failure or a person wrote it; a tool's INFO or
+# WARNING sentence alone is normal output (vLLM, ComfyUI and HIP-sample start-up logs were answered on such lines).
+FAILURE_PATTERN = (r"error|fail|fatal|abort|panic|exception|\bunable|cannot|can't|could not|invalid|illegal|denied|"
+                   r"refused|missing|not found|no such|undefined|unsupported|not supported|timeout|timed out|\bhang|"
+                   r"stuck|killed|segmentation|core dumped|out of memory|crash|broken|mismatch|incorrect|wrong")
+# a person: first person, a question, a complaint (not on a line a logger marked INFO/DEBUG)
+PERSON_PATTERN = (r"\?[ \t]*$|any idea|\bhow (?:to|can|do)\b|is there a|\bi (?:get|got|tried|see|have|am|was|would|"
+                  r"need|want|can't|cannot|don't)\b|\bi'm\b|\bmy\b|\bwe\b|won't|doesn't|does not|not work|\bslow|"
+                  r"very low|too low|much lower|poor perf|instead of|expected|degrad|regress|\bissue|problem")
+LOGGER_INFO = r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b"
+# or a long sentence of plain words on a line no logger marked (any level) and that does not open with a bracket
+LOGGER_ANY = r"\b(?:INFO|DEBUG|TRACE|NOTICE|WARNING|WARN)\b|^[ \t]*[\[(]"
+PLAIN_WORD = r"^[A-Za-z][a-z']+$"
+PROSE_PUNCT = ".,;:!?\"`()"
+PROSE_MIN_WORDS, PROSE_SHARE = 12, 0.7
+_FAILURE = re.compile(FAILURE_PATTERN, re.IGNORECASE | re.ASCII)
+_PERSON = re.compile(PERSON_PATTERN, re.IGNORECASE | re.ASCII)
+_LOGGER_INFO = re.compile(LOGGER_INFO, re.ASCII)
+_LOGGER_ANY = re.compile(LOGGER_ANY, re.ASCII)
+_PLAIN_WORD = re.compile(PLAIN_WORD, re.ASCII)
+_SPACES = re.compile(r"[ \t]+")
+
+
+def _prose(line: str) -> bool:
+    if _LOGGER_ANY.search(line):
+        return False
+    words = [w for w in _SPACES.split(line) if w]
+    if len(words) < PROSE_MIN_WORDS:
+        return False
+    return sum(bool(_PLAIN_WORD.match(w.strip(PROSE_PUNCT))) for w in words) / len(words) >= PROSE_SHARE
+
+
+def reports_trouble(lines) -> bool:
+    """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
+    return any(_FAILURE.search(ln) or (_PERSON.search(ln) and not _LOGGER_INFO.search(ln)) or _prose(ln)
+               for ln in lines)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
 is it its may me my no not of on or our so such than that the their then there these they this to was we were
@@ -114,6 +153,12 @@ def entry_docs(entries) -> dict[str, dict]:
                 ex.append((thread_of(x.get("source", "")), Counter(tokens(text))))
         docs[e.id] = {"base": Counter(tokens(_entry_base_text(e))), "examples": ex}
     return docs
+
+
+def labelled_doc(text: str) -> Counter:
+    """A labelled log (tests/triage_eval/real, unseen) as one more example of its entry: the lines a query would
+    use, so real users' wording of a failure is in the entry's document."""
+    return benign_doc(text)
 
 
 def benign_doc(text: str) -> Counter:
@@ -234,20 +279,51 @@ def benign_docs(root: Path, names: set[str] | None = None) -> dict[str, Counter]
     return out
 
 
+def labelled_dir(root: Path) -> Path:
+    return root / "tests" / "triage_eval"
+
+
+def labelled_logs(root: Path, folders=("real", "unseen")) -> list[dict]:
+    """Labelled logs with their entry and thread: {path, expect, thread, folder}."""
+    import yaml                   # only here: the browser engine never reads these files
+    out = []
+    for folder in folders:
+        for p in sorted((labelled_dir(root) / folder).glob("*.log")):
+            meta_p = p.with_suffix(".yaml")
+            meta = (yaml.safe_load(meta_p.read_text(encoding="utf-8")) if meta_p.is_file() else None) or {}
+            out.append({"path": p, "folder": folder, "expect": str(meta.get("expect", "none")),
+                        "thread": thread_of(meta.get("thread") or meta.get("source", ""))})
+    return out
+
+
+def add_labelled(entry_docs_: dict, logs: list[dict]) -> dict:
+    """entry_docs with each labelled log added as an example of the entry it is labelled with (logs labelled
+    `none` or with a withdrawn entry add nothing)."""
+    out = {k: {"base": v["base"], "examples": list(v["examples"])} for k, v in entry_docs_.items()}
+    for c in logs:
+        if c["expect"] in out:
+            text = c["path"].read_text(encoding="utf-8", errors="replace")
+            out[c["expect"]]["examples"].append((c["thread"], labelled_doc(text)))
+    return out
+
+
 def _fingerprint(root: Path, entries) -> str:
     h = hashlib.sha1()
     for e in entries:
         h.update(e.rel.encode())
         h.update(str(e.path.stat().st_mtime_ns).encode())
-    for p in sorted(benign_dir(root).glob("*.log")):
+    for p in sorted(benign_dir(root).glob("*.log")) + sorted(labelled_dir(root).glob("[ru]*/*.log")):
         h.update(p.name.encode())
         h.update(str(p.stat().st_size).encode())
+    for p in sorted(labelled_dir(root).glob("[ru]*/*.yaml")):      # a relabelled log moves to another entry
+        h.update(p.read_bytes())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
 def shipped_index(root: Path, entries) -> Index:
-    """The index the CLI and the site use (cached under .cache/, rebuilt when entries or benign logs change)."""
+    """The index the CLI and the site use: entries with their examples and every labelled log, and every benign
+    log (cached under .cache/, rebuilt when entries or logs change)."""
     cache = root / ".cache" / f"retrieval-{_fingerprint(root, entries)}.json"
     if cache.is_file():
         try:
@@ -255,7 +331,7 @@ def shipped_index(root: Path, entries) -> Index:
             return _from_export(data)
         except (OSError, ValueError, KeyError):
             pass
-    idx = build(entry_docs(entries), benign_docs(root))
+    idx = build(add_labelled(entry_docs(entries), labelled_logs(root)), benign_docs(root))
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         for old in cache.parent.glob("retrieval-*.json"):

@@ -488,6 +488,23 @@
     return [ranked, qnorm, dist];
   }
 
+  // retrieval.reports_trouble: a query line reports a failure, or a person wrote it
+  function reportsTrouble(eng, lines) {
+    const t = eng.retrieval.trouble;
+    if (!t.rx) {
+      t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info),
+               any: new RegExp(t.logger_any), word: new RegExp(t.plain_word) };
+    }
+    const edge = new RegExp("^[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+|[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+$", "g");
+    const prose = (ln) => {
+      if (t.rx.any.test(ln)) return false;
+      const words = ln.split(/[ \t]+/).filter((w) => w);
+      if (words.length < t.min_words) return false;
+      return words.filter((w) => t.rx.word.test(w.replace(edge, ""))).length / words.length >= t.share;
+    };
+    return lines.some((ln) => t.rx.failure.test(ln) || (t.rx.person.test(ln) && !t.rx.info.test(ln)) || prose(ln));
+  }
+
   function decide(ranked, qnorm, distinct, cal, top) {
     const entries = ranked.filter((x) => !x[1].startsWith("benign:"));
     if (!entries.length || qnorm <= 0) return [];
@@ -520,7 +537,7 @@
       return res;
     }
     const lines = scan.notes[eng.retrieval.sample_name] || [];
-    if (!eng.index || !lines.length) return [];
+    if (!eng.index || !reportsTrouble(eng, lines)) return [];
     const [ranked, qnorm, distinct] = scores(eng, tokens(eng, lines.join("\n")));
     const adjusted = [];
     for (const [s0, i] of ranked) {
