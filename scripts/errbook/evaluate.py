@@ -90,10 +90,8 @@ class Evaluator:
             c["split"] = split_of(c["name"])
         # The index holds the labelled logs a deployment would have learnt from while the test split stays out:
         # seen logs and unseen dev logs, as examples of their entries (scoring leaves the log's thread out).
-        train = [{"path": c["path"], "folder": c["folder"], "expect": str(c.get("expect", "none")),
-                  "thread": retrieval.thread_of(c.get("thread") or c.get("source", ""))} for c in self.labelled]
-        train = [c for c in train if c["folder"] == "real" or c["thread"] in self.cited
-                 or split_of(c["thread"]) == "dev"]
+        train = [c for c in retrieval.labelled_logs(root)
+                 if c["folder"] == "real" or c["thread"] in self.cited or split_of(c["thread"]) == "dev"]
         self.docs = retrieval.add_labelled(retrieval.entry_docs(self.active), train)
         self.benign_docs = {c["name"]: retrieval.benign_doc(c["path"].read_text(encoding="utf-8", errors="replace"))
                             for c in self.benign if c["split"] == "dev"}

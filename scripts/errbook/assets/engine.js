@@ -492,15 +492,15 @@
   function reportsTrouble(eng, lines) {
     const t = eng.retrieval.trouble;
     if (!t.rx) {
+      const set = "[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+";      // Python's str.strip(PROSE_PUNCT)
       t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info),
-               any: new RegExp(t.logger_any), word: new RegExp(t.plain_word) };
+               any: new RegExp(t.logger_any), word: new RegExp(t.plain_word), edge: new RegExp("^" + set + "|" + set + "$", "g") };
     }
-    const edge = new RegExp("^[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+|[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+$", "g");
     const prose = (ln) => {
       if (t.rx.any.test(ln)) return false;
       const words = ln.split(/[ \t]+/).filter((w) => w);
       if (words.length < t.min_words) return false;
-      return words.filter((w) => t.rx.word.test(w.replace(edge, ""))).length / words.length >= t.share;
+      return words.filter((w) => t.rx.word.test(w.replace(t.rx.edge, ""))).length / words.length >= t.share;
     };
     return lines.some((ln) => t.rx.failure.test(ln) || (t.rx.person.test(ln) && !t.rx.info.test(ln)) || prose(ln));
   }
