@@ -52,6 +52,9 @@ def test_split_is_deterministic_and_balanced():
     keys = [f"github.com/o/r/{i}" for i in range(1000)]
     assert [evaluate.split_of(k) for k in keys] == [evaluate.split_of(k) for k in keys]
     assert 400 < sum(evaluate.split_of(k) == "dev" for k in keys) < 600
+    # a log declared dev (studied before it joined) never lands in the test split; nothing can declare itself test
+    assert all(evaluate.split_of(k, "dev") == "dev" for k in keys)
+    assert [evaluate.split_of(k, "test") for k in keys] == [evaluate.split_of(k) for k in keys]
 
 
 def test_second_stage_is_scored_leave_one_thread_out(tmp_path):
@@ -75,7 +78,8 @@ def test_the_evaluation_index_never_holds_a_test_split_log():
     indexed = {t for d in ev.docs.values() for t, _ in d["examples"]}
     test_threads = {retrieval.thread_of(c.get("thread") or c["source"]) for c in ev.labelled
                     if c["folder"] == "unseen"}
-    test_threads = {t for t in test_threads if t not in ev.cited and evaluate.split_of(t) == "test"}
+    declared = {retrieval.thread_of(c.get("thread") or c["source"]): c.get("split") for c in ev.labelled}
+    test_threads = {t for t in test_threads if t not in ev.cited and evaluate.split_of(t, declared[t]) == "test"}
     dev_threads = {retrieval.thread_of(c.get("thread") or c["source"]) for c in ev.labelled
                    if c["folder"] == "unseen" and c.get("expect") != "none"} - test_threads - ev.cited
     assert test_threads and not (indexed & test_threads)

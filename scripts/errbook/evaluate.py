@@ -30,7 +30,11 @@ from . import ranking, retrieval, triage
 TARGETS = {"top1": 0.70, "top3": 0.85, "false_positive_rate": 0.01}
 
 
-def split_of(key: str) -> str:
+def split_of(key: str, declared: str | None = None) -> str:
+    """dev or test by a hash of the thread, unless the log's metadata declares `split: dev` (a log someone studied
+    before it joined, e.g. a collection round scored once and then examined, can never be a test log)."""
+    if declared == "dev":
+        return "dev"
     return "dev" if int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) % 2 == 0 else "test"
 
 
@@ -91,7 +95,7 @@ class Evaluator:
         # The index holds the labelled logs a deployment would have learnt from while the test split stays out:
         # seen logs and unseen dev logs, as examples of their entries (scoring leaves the log's thread out).
         train = [c for c in retrieval.labelled_logs(root)
-                 if c["folder"] == "real" or c["thread"] in self.cited or split_of(c["thread"]) == "dev"]
+                 if c["folder"] == "real" or c["thread"] in self.cited or split_of(c["thread"], c["split"]) == "dev"]
         self.docs = retrieval.add_labelled(retrieval.entry_docs(self.active), train)
         self.benign_docs = {c["name"]: retrieval.benign_doc(c["path"].read_text(encoding="utf-8", errors="replace"))
                             for c in self.benign if c["split"] == "dev"}
@@ -124,7 +128,7 @@ class Evaluator:
             exp = str(c.get("expect", "none"))
             rows.append({"name": c["name"], "expect": exp, "got": got[:3],
                          "stage": res[0]["confidence"] if res else "none",
-                         "group": "seen" if seen else split_of(thread),
+                         "group": "seen" if seen else split_of(thread, c.get("split")),
                          "class": self.klass.get(exp, "none"),
                          "kind": c.get("kind", "diagnostic"),
                          "top1": bool(got) and got[0] == exp, "top3": exp in got[:3],

@@ -284,7 +284,7 @@ def labelled_dir(root: Path) -> Path:
 
 
 def labelled_logs(root: Path, folders=("real", "unseen")) -> list[dict]:
-    """Labelled logs with their entry and thread: {path, expect, thread, folder}."""
+    """Labelled logs with their entry and thread: {path, expect, thread, folder, split (declared, or None)}."""
     import yaml                   # only here: the browser engine never reads these files
     out = []
     for folder in folders:
@@ -292,7 +292,7 @@ def labelled_logs(root: Path, folders=("real", "unseen")) -> list[dict]:
             meta_p = p.with_suffix(".yaml")
             meta = (yaml.safe_load(meta_p.read_text(encoding="utf-8")) if meta_p.is_file() else None) or {}
             out.append({"path": p, "folder": folder, "expect": str(meta.get("expect", "none")),
-                        "thread": thread_of(meta.get("thread") or meta.get("source", ""))})
+                        "thread": thread_of(meta.get("thread") or meta.get("source", "")), "split": meta.get("split")})
     return out
 
 
