@@ -289,8 +289,11 @@ def labelled_logs(root: Path, folders=("real", "unseen")) -> list[dict]:
     out = []
     for folder in folders:
         for p in sorted((labelled_dir(root) / folder).glob("*.log")):
-            meta_p = p.with_suffix(".yaml")
-            meta = (yaml.safe_load(meta_p.read_text(encoding="utf-8")) if meta_p.is_file() else None) or {}
+            try:                  # a broken label costs that log its place in the index, never a triage
+                meta = yaml.safe_load(p.with_suffix(".yaml").read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                meta = None
+            meta = meta if isinstance(meta, dict) else {}
             out.append({"path": p, "folder": folder, "expect": str(meta.get("expect", "none")),
                         "thread": thread_of(meta.get("thread") or meta.get("source", "")), "split": meta.get("split")})
     return out
