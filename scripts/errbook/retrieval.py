@@ -283,7 +283,10 @@ def labelled_dir(root: Path) -> Path:
     return root / "tests" / "triage_eval"
 
 
-def labelled_logs(root: Path, folders=("real", "unseen")) -> list[dict]:
+LABELLED_FOLDERS = ("real", "unseen")
+
+
+def labelled_logs(root: Path, folders=LABELLED_FOLDERS) -> list[dict]:
     """Labelled logs with their entry and thread: {path, expect, thread, folder, split (declared, or None)}."""
     import yaml                   # only here: the browser engine never reads these files
     out = []
@@ -315,10 +318,11 @@ def _fingerprint(root: Path, entries) -> str:
     for e in entries:
         h.update(e.rel.encode())
         h.update(str(e.path.stat().st_mtime_ns).encode())
-    for p in sorted(benign_dir(root).glob("*.log")) + sorted(labelled_dir(root).glob("[ru]*/*.log")):
+    labelled = [labelled_dir(root) / f for f in LABELLED_FOLDERS]
+    for p in sorted(benign_dir(root).glob("*.log")) + [p for d in labelled for p in sorted(d.glob("*.log"))]:
         h.update(p.name.encode())
         h.update(str(p.stat().st_size).encode())
-    for p in sorted(labelled_dir(root).glob("[ru]*/*.yaml")):      # a relabelled log moves to another entry
+    for p in (p for d in labelled for p in sorted(d.glob("*.yaml"))):   # a relabelled log moves to another entry
         h.update(p.read_bytes())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:16]
