@@ -96,6 +96,18 @@ def test_the_evaluation_index_never_holds_a_test_split_log():
     (["Why is my MI250 so slow with vLLM?"], True),
     (["Recently when generating a prompt a warning pops up saying that the model was not compiled with flash attention"],
      True),
+    # a logger's INFO line is normal output even when it says "Failed" (every healthy NCCL/RCCL start)
+    (["host:2744870:2744870 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v7 symbol."], False),
+    (["host:1:1 [0] NCCL WARN NET/IB : Failed to open libibverbs.so"], True),
+    # PyTorch's collect_env fills absent fields with "Could not collect"
+    (["CUDA runtime version: Could not collect", "cuDNN version: Could not collect"], False),
+    (["RuntimeError: Could not collect the device list"], True),
+    # a tool's sentence: Python's warnings format, and "does not" in a CMake deprecation text
+    (["<frozen runpy>:128: RuntimeWarning: 'torch.utils.collect_env' found in sys.modules after import of package "
+      "'torch.utils', but prior to execution of 'torch.utils.collect_env'; this may result in unpredictable behaviour"],
+     False),
+    (["  CMake that the project does not need compatibility with older versions."], False),
+    (["ollama does not work on my RX 6600"], True),
 ])
 def test_second_stage_answers_only_a_failure_or_a_person(lines, expected):
     assert retrieval.reports_trouble(lines) is expected

@@ -20,7 +20,7 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
         "stop": sorted(retrieval._STOP),
         "sample_name": retrieval.SAMPLE_NAME,
         "trouble": {"failure": retrieval.FAILURE_PATTERN, "person": retrieval.PERSON_PATTERN,
-                    "logger_info": retrieval.LOGGER_INFO, "logger_any": retrieval.LOGGER_ANY,
+                    "logger_info": retrieval.LOGGER_INFO, "normal": retrieval.NORMAL_PATTERN, "logger_any": retrieval.LOGGER_ANY,
                     "plain_word": retrieval.PLAIN_WORD, "punct": retrieval.PROSE_PUNCT,
                     "min_words": retrieval.PROSE_MIN_WORDS, "share": retrieval.PROSE_SHARE},
     }

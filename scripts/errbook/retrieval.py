@@ -51,17 +51,24 @@ FAILURE_PATTERN = (r"error|fail|fatal|abort|panic|exception|\bunable|cannot|can'
                    r"stuck|killed|segmentation|core dumped|out of memory|crash|broken|mismatch|incorrect|wrong")
 # a person: first person, a question, a complaint (not on a line a logger marked INFO/DEBUG)
 PERSON_PATTERN = (r"\?[ \t]*$|any idea|\bhow (?:to|can|do)\b|is there a|\bi (?:get|got|tried|see|have|am|was|would|"
-                  r"need|want|can't|cannot|don't)\b|\bi'm\b|\bmy\b|\bwe\b|won't|doesn't|does not|not work|\bslow|"
+                  r"need|want|can't|cannot|don't)\b|\bi'm\b|\bmy\b|\bwe\b|won't|not work|\bslow|"
                   r"very low|too low|much lower|poor perf|instead of|expected|degrad|regress|\bissue|problem")
+# A line a logger marked INFO/DEBUG reports neither a failure nor a person (NCCL/RCCL INFO lines say "Failed to
+# find ncclNetPlugin" on every healthy start).
 LOGGER_INFO = r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b"
-# or a long sentence of plain words on a line no logger marked (any level) and that does not open with a bracket
-LOGGER_ANY = r"\b(?:INFO|DEBUG|TRACE|NOTICE|WARNING|WARN)\b|^[ \t]*[\[(]"
+# Failure words in known normal output: PyTorch's collect_env report (which PyTorch's issue template asks for)
+# fills absent fields with "Could not collect".
+NORMAL_PATTERN = r":[ \t]*Could not collect[ \t]*$"
+# or a long sentence of plain words on a line no logger marked (any level, or Python's warnings module:
+# "file:line: RuntimeWarning: ...") and that does not open with a bracket
+LOGGER_ANY = r"\b(?:INFO|DEBUG|TRACE|NOTICE|WARNING|WARN)\b|\b[A-Z][A-Za-z]*Warning: |^[ \t]*[\[(]"
 PLAIN_WORD = r"^[A-Za-z][a-z']+$"
 PROSE_PUNCT = ".,;:!?\"`()"
 PROSE_MIN_WORDS, PROSE_SHARE = 12, 0.7
 _FAILURE = re.compile(FAILURE_PATTERN, re.IGNORECASE | re.ASCII)
 _PERSON = re.compile(PERSON_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_INFO = re.compile(LOGGER_INFO, re.ASCII)
+_NORMAL = re.compile(NORMAL_PATTERN, re.ASCII)
 _LOGGER_ANY = re.compile(LOGGER_ANY, re.ASCII)
 _PLAIN_WORD = re.compile(PLAIN_WORD, re.ASCII)
 _SPACES = re.compile(r"[ \t]+")
@@ -78,8 +85,8 @@ def _prose(line: str) -> bool:
 
 def reports_trouble(lines) -> bool:
     """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
-    return any(_FAILURE.search(ln) or (_PERSON.search(ln) and not _LOGGER_INFO.search(ln)) or _prose(ln)
-               for ln in lines)
+    return any((not _LOGGER_INFO.search(ln) and ((_FAILURE.search(ln) and not _NORMAL.search(ln)) or _PERSON.search(ln)))
+               or _prose(ln) for ln in lines)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
 is it its may me my no not of on or our so such than that the their then there these they this to was we were
