@@ -166,8 +166,11 @@ class Evaluator:
         return out
 
     def calibrate(self) -> dict:
-        """Thresholds of the second stage that do best on the dev split: the most top-1 answers on unseen dev
-        logs while all false positives on dev benign logs (signatures' and the second stage's) stay within 1 %."""
+        """Thresholds of the second stage that do best on the dev split: the most right first answers minus wrong
+        ones on unseen dev logs (an answer to a `none` log is wrong: it sends the reader to a page that does not
+        explain the log), while all false positives on dev benign logs (signatures' and the second stage's) stay
+        within 1 %. A wrong answer costs what a right one gains: counting right answers alone chose thresholds that
+        answered most `none` logs."""
         n_dev = sum(c["split"] == "dev" for c in self.benign) or 1
         best = None
         for benign_margin, min_score, margin, min_distinct in itertools.product(
@@ -175,11 +178,13 @@ class Evaluator:
             cal = {"min_score": min_score, "min_margin": margin, "benign_margin": benign_margin,
                    "min_distinct": min_distinct}
             res = self.run(cal)
-            dev = res["unseen_dev"]
+            dev = [r for r in res["rows"] if r["group"] == "dev"]
             fp_dev = sum(f["split"] == "dev" for f in res["false_positives"])
             if fp_dev / n_dev > TARGETS["false_positive_rate"]:
                 continue
-            key = (dev["top1"] or 0, dev["top3"] or 0, -(dev["confidently_wrong"] or 0),
+            right = sum(r["top1"] for r in dev)
+            wrong = sum(bool(r["got"]) and not r["top1"] for r in dev)
+            key = (right - wrong, right, sum(r["top3"] for r in dev),
                    benign_margin, min_distinct, min_score, margin)        # ties: the most cautious thresholds
             if best is None or key > best[0]:
                 best = (key, cal)
