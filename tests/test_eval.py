@@ -1,15 +1,15 @@
 """Triage quality, measured honestly: regression floors on logs from threads no entry cites (the unseen *test*
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
-The floors are the figures measured on 2026-12-01 (after ae098c5; test split: 102 logs of rounds 1, 2 and 4, top-1
-70.3 %, top-3 75.8 %; 390 benign logs: 3 false positives, 0.77 %), rounded down: they catch regressions. Issue 9's
+The floors are the figures measured on 2026-12-01 (after 6a95a27; test split: 102 logs of rounds 1, 2 and 4, top-1
+72.5 %, top-3 75.8 %; 390 benign logs: 3 false positives, 0.77 %), rounded down: they catch regressions. Issue 9's
 top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO
 
-FLOORS = {"top1": 0.70, "top3": 0.75, "false_positive_rate": 0.01}
+FLOORS = {"top1": 0.72, "top3": 0.75, "false_positive_rate": 0.01}
 
 
 @pytest.fixture(scope="module")
