@@ -108,6 +108,32 @@ def test_the_evaluation_index_never_holds_a_test_split_log():
      False),
     (["  CMake that the project does not need compatibility with older versions."], False),
     (["ollama does not work on my RX 6600"], True),
+    # a zero count of failures is not a failure
+    (["build finished: 0 errors, nothing failed to link"], False),
+    (["===== 12 passed, 0 failed in 3.1s ====="], False),
+    (["make[2]: *** [CMakeFiles/app.dir/build.make:76: app] Error 1"], True),
 ])
 def test_second_stage_answers_only_a_failure_or_a_person(lines, expected):
     assert retrieval.reports_trouble(lines) is expected
+
+
+def test_a_declared_neighbour_close_behind_is_listed_not_a_reason_to_abstain():
+    cal = {"min_score": 0.0, "min_margin": 0.2, "benign_margin": 0.5, "min_distinct": 1}
+    ranked = [(10.0, "RMN-A"), (9.5, "RMN-B"), (5.0, "RMN-C"), (1.0, "benign:x")]
+    distinct = {"RMN-A": 3}
+    assert retrieval.decide(ranked, 20.0, distinct, cal) == []              # a close runner-up: silent
+    got = retrieval.decide(ranked, 20.0, distinct, cal, related={"RMN-A": ["RMN-B"]})
+    assert [r["id"] for r in got] == ["RMN-A", "RMN-B", "RMN-C"]
+    # an unrelated entry close behind the neighbour still holds the answer back
+    ranked[2] = (9.0, "RMN-C")
+    assert retrieval.decide(ranked, 20.0, distinct, cal, related={"RMN-A": ["RMN-B"]}) == []
+
+
+def test_related_map_is_symmetric_and_skips_withdrawn():
+    class E:
+        def __init__(self, id, related, withdrawn=False):
+            self.id, self.data, self.withdrawn = id, {"related": related}, withdrawn
+        def get(self, k, d=None):
+            return self.data.get(k, d)
+    m = retrieval.related_map([E("RMN-1", ["RMN-2"]), E("RMN-3", ["RMN-1"]), E("RMN-9", ["RMN-1"], withdrawn=True)])
+    assert m == {"RMN-1": ["RMN-2", "RMN-3"], "RMN-2": ["RMN-1"], "RMN-3": ["RMN-1"]}

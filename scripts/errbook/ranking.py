@@ -15,6 +15,7 @@ class Knowledge:
     def __init__(self, entries, index: retrieval.Index | Callable[[], retrieval.Index] | None = None,
                  cal: dict | None = None):
         self.profiles = {e.id: logfacts.profile(e) for e in entries if not e.withdrawn}
+        self.related = retrieval.related_map(entries)
         self._index = index
         self.cal = cal or retrieval.calibration()
 
@@ -71,7 +72,7 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
 def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
     if prep.stage2 is None:
         return prep.results
-    out = retrieval.decide(*prep.stage2, cal or know.cal)
+    out = retrieval.decide(*prep.stage2, cal or know.cal, related=know.related)
     for r in out:
         r["standing"] = 0
         _, why = logfacts.adjust(know.profiles.get(r["id"], {}), prep.facts)

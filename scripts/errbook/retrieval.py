@@ -59,6 +59,9 @@ LOGGER_INFO = r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b"
 # Failure words in known normal output: PyTorch's collect_env report (which PyTorch's issue template asks for)
 # fills absent fields with "Could not collect".
 NORMAL_PATTERN = r":[ \t]*Could not collect[ \t]*$"
+# A zero count of failures is not a failure ("0 errors", "nothing failed", pytest's "0 failed"): taken out of a line
+# before FAILURE_PATTERN looks at it.
+NEGATED_PATTERN = r"\b(?:0|no|zero|nothing|without)[ \t]+(?:errors?|failures?|failed|fails?)(?:\(s\))?"
 # or a long sentence of plain words on a line no logger marked (any level, or Python's warnings module:
 # "file:line: RuntimeWarning: ...") and that does not open with a bracket
 LOGGER_ANY = r"\b(?:INFO|DEBUG|TRACE|NOTICE|WARNING|WARN)\b|\b[A-Z][A-Za-z]*Warning: |^[ \t]*[\[(]"
@@ -69,6 +72,7 @@ _FAILURE = re.compile(FAILURE_PATTERN, re.IGNORECASE | re.ASCII)
 _PERSON = re.compile(PERSON_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_INFO = re.compile(LOGGER_INFO, re.ASCII)
 _NORMAL = re.compile(NORMAL_PATTERN, re.ASCII)
+_NEGATED = re.compile(NEGATED_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_ANY = re.compile(LOGGER_ANY, re.ASCII)
 _PLAIN_WORD = re.compile(PLAIN_WORD, re.ASCII)
 _SPACES = re.compile(r"[ \t]+")
@@ -85,7 +89,8 @@ def _prose(line: str) -> bool:
 
 def reports_trouble(lines) -> bool:
     """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
-    return any((not _LOGGER_INFO.search(ln) and ((_FAILURE.search(ln) and not _NORMAL.search(ln)) or _PERSON.search(ln)))
+    return any((not _LOGGER_INFO.search(ln) and ((_FAILURE.search(_NEGATED.sub(" ", ln)) and not _NORMAL.search(ln))
+                                              or _PERSON.search(ln)))
                or _prose(ln) for ln in lines)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
@@ -252,12 +257,26 @@ def calibration() -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
 
 
+def related_map(entries) -> dict[str, list[str]]:
+    """Each entry's `related` entries, both ways (an entry and its declared neighbour share words by design)."""
+    out: dict[str, set] = {}
+    for e in entries:
+        if e.withdrawn:
+            continue
+        for r in e.get("related") or []:
+            out.setdefault(e.id, set()).add(str(r))
+            out.setdefault(str(r), set()).add(e.id)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
 def decide(ranked: list[tuple[float, str]], qnorm: float, distinct: dict[str, int], cal: dict,
-           top: int = 3) -> list[dict]:
+           top: int = 3, related: dict | None = None) -> list[dict]:
     """Likely entries (best first), or [] to abstain: when the best entry explains too little of the query
     (score / query weight below min_score), shares fewer than min_distinct terms with it that no benign
     document holds, does not beat the best benign document by benign_margin, or when the runner-up entry is
-    within min_margin of it."""
+    within min_margin of it. The runner-up is the best entry not declared related to the best one: two
+    neighbours scoring alike (the CMake and the hipcc side of one failure) are both listed, not a reason to
+    stay silent."""
     entries = [(s, i) for s, i in ranked if not i.startswith("benign:")]
     if not entries or qnorm <= 0:
         return []
@@ -266,7 +285,8 @@ def decide(ranked: list[tuple[float, str]], qnorm: float, distinct: dict[str, in
     if best / qnorm < cal["min_score"] or best <= benign * (1 + cal["benign_margin"]) \
             or distinct.get(entries[0][1], 0) < cal["min_distinct"]:
         return []
-    runner = entries[1][0] if len(entries) > 1 else 0.0
+    near = set((related or {}).get(entries[0][1], ()))
+    runner = next((sc for sc, i in entries[1:] if i not in near), 0.0)
     if (best - runner) / best < cal["min_margin"]:
         return []
     return [{"id": i, "score": s, "confidence": "likely"} for s, i in entries[:top] if s > benign]

@@ -493,7 +493,7 @@
     const t = eng.retrieval.trouble;
     if (!t.rx) {
       const set = "[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+";      // Python's str.strip(PROSE_PUNCT)
-      t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info), normal: new RegExp(t.normal),
+      t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info), normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"),
                any: new RegExp(t.logger_any), word: new RegExp(t.plain_word), edge: new RegExp("^" + set + "|" + set + "$", "g") };
     }
     const prose = (ln) => {
@@ -502,11 +502,11 @@
       if (words.length < t.min_words) return false;
       return words.filter((w) => t.rx.word.test(w.replace(t.rx.edge, ""))).length / words.length >= t.share;
     };
-    return lines.some((ln) => (!t.rx.info.test(ln) && ((t.rx.failure.test(ln) && !t.rx.normal.test(ln)) || t.rx.person.test(ln)))
+    return lines.some((ln) => (!t.rx.info.test(ln) && ((t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln)) || t.rx.person.test(ln)))
                               || prose(ln));
   }
 
-  function decide(ranked, qnorm, distinct, cal, top) {
+  function decide(ranked, qnorm, distinct, cal, top, related) {
     const entries = ranked.filter((x) => !x[1].startsWith("benign:"));
     if (!entries.length || qnorm <= 0) return [];
     const b = ranked.find((x) => x[1].startsWith("benign:"));
@@ -514,7 +514,10 @@
     const best = entries[0][0];
     if (best / qnorm < cal.min_score || best <= benign * (1 + cal.benign_margin)
         || (distinct[entries[0][1]] || 0) < cal.min_distinct) return [];
-    const runner = entries.length > 1 ? entries[1][0] : 0;
+    // the runner-up: the best entry not declared related to the best one (retrieval.decide)
+    const near = new Set((related || {})[entries[0][1]] || []);
+    const r2 = entries.slice(1).find((x) => !near.has(x[1]));
+    const runner = r2 ? r2[0] : 0;
     if ((best - runner) / best < cal.min_margin) return [];
     return entries.slice(0, top).filter((x) => x[0] > benign).map((x) => ({ id: x[1], score: x[0], confidence: "likely" }));
   }
@@ -550,7 +553,7 @@
       adjusted.push([s, i]);
     }
     adjusted.sort((a, b) => (b[0] - a[0]) || cmpStr(a[1], b[1]));
-    const out = decide(adjusted, qnorm, distinct, eng.cal, 3);
+    const out = decide(adjusted, qnorm, distinct, eng.cal, 3, eng.retrieval.related);
     for (const r of out) {
       r.standing = 0;
       const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1].concat(bonus[r.id] ? bonus[r.id][1] : []);
