@@ -40,8 +40,7 @@ EXPECTED = {
                               ("RMN-0134", "rocm6-beside-hip5-runtime"), ("RMN-0155", "bnb-046-049-on-rocm-7-10-plus"),
                               ("RMN-0156", "jax-without-rocm-plugin"), ("RMN-0158", "vllm-rocm-without-amdsmi"),
                               ("RMN-0160", "cuda-onnxruntime-on-amd"), ("RMN-0164", "amd-gpu-without-driver"),
-                              ("RMN-0196", "max-autotune-gate-gfx8-gfx10"), ("RMN-0206", "amd-log-level-3-or-more"),
-                              ("RMN-0207", "cuda-onnxruntime-on-amd")},
+                              ("RMN-0196", "max-autotune-gate-gfx8-gfx10"), ("RMN-0206", "amd-log-level-3-or-more")},
     "wsl2-radeon-rocm61": {("RMN-0009", "no-gpu-archs-no-gpu"), ("RMN-0161", "wsl-rocm6-torch-sees-no-gpu")},
 }
 
