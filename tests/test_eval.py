@@ -1,15 +1,15 @@
 """Triage quality, measured honestly: regression floors on logs from threads no entry cites (the unseen *test*
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
-The floors are the figures measured on 2026-12-01 (after 6a95a27; test split: 102 logs of rounds 1, 2 and 4, top-1
-72.5 %, top-3 75.8 %; 390 benign logs: 3 false positives, 0.77 %), rounded down: they catch regressions. Issue 9's
-top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to record progress."""
+The floors are the figures measured on 2026-12-02 (after 55ca513; test split: 111 logs of rounds 1, 2, 4 and 6,
+top-1 74.0 %, top-3 78.1 %; 390 benign logs: 3 false positives, 0.77 %), rounded down: they catch regressions. Issue
+9's top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO
 
-FLOORS = {"top1": 0.72, "top3": 0.75, "false_positive_rate": 0.01}
+FLOORS = {"top1": 0.73, "top3": 0.78, "false_positive_rate": 0.01}
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +137,17 @@ def test_related_map_is_symmetric_and_skips_withdrawn():
             return self.data.get(k, d)
     m = retrieval.related_map([E("RMN-1", ["RMN-2"]), E("RMN-3", ["RMN-1"]), E("RMN-9", ["RMN-1"], withdrawn=True)])
     assert m == {"RMN-1": ["RMN-2", "RMN-3"], "RMN-2": ["RMN-1"], "RMN-3": ["RMN-1"]}
+
+
+def test_the_frozen_test_split_stays_unseen():
+    """A citation added to an entry must not move a test log into the training set unnoticed (it happened once:
+    a counter-example's thread was a test log's)."""
+    frozen = {ln.strip() for ln in (REPO / "tests" / "triage_eval" / "unseen" / "TEST_SPLIT").read_text().splitlines()
+              if ln.strip() and not ln.startswith("#")}
+    ev = evaluate.Evaluator(REPO)
+    now = {retrieval.thread_of(c.get("thread") or c["source"]): c.get("split") for c in ev.labelled
+           if c["folder"] == "unseen"}
+    assert not frozen & ev.cited, sorted(frozen & ev.cited)          # cited since they were frozen
+    assert frozen <= set(now)                                           # and still labelled
+    current = {t for t, s in now.items() if t not in ev.cited and evaluate.split_of(t, s) == "test"}
+    assert current <= frozen, sorted(current - frozen)                  # new test data is registered on purpose
