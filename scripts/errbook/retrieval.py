@@ -87,11 +87,13 @@ def _prose(line: str) -> bool:
     return sum(bool(_PLAIN_WORD.match(w.strip(PROSE_PUNCT))) for w in words) / len(words) >= PROSE_SHARE
 
 
+def _failure(line: str) -> bool:
+    return bool(_FAILURE.search(_NEGATED.sub(" ", line))) and not _NORMAL.search(line)
+
+
 def reports_trouble(lines) -> bool:
     """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
-    return any((not _LOGGER_INFO.search(ln) and ((_FAILURE.search(_NEGATED.sub(" ", ln)) and not _NORMAL.search(ln))
-                                              or _PERSON.search(ln)))
-               or _prose(ln) for ln in lines)
+    return any((not _LOGGER_INFO.search(ln) and (_failure(ln) or _PERSON.search(ln))) or _prose(ln) for ln in lines)
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
 is it its may me my no not of on or our so such than that the their then there these they this to was we were

@@ -493,7 +493,8 @@
     const t = eng.retrieval.trouble;
     if (!t.rx) {
       const set = "[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+";      // Python's str.strip(PROSE_PUNCT)
-      t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info), normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"),
+      t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info),
+               normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"),
                any: new RegExp(t.logger_any), word: new RegExp(t.plain_word), edge: new RegExp("^" + set + "|" + set + "$", "g") };
     }
     const prose = (ln) => {
@@ -502,8 +503,9 @@
       if (words.length < t.min_words) return false;
       return words.filter((w) => t.rx.word.test(w.replace(t.rx.edge, ""))).length / words.length >= t.share;
     };
-    return lines.some((ln) => (!t.rx.info.test(ln) && ((t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln)) || t.rx.person.test(ln)))
-                              || prose(ln));
+    // a zero count of failures is not a failure; an INFO line and known normal output report nothing
+    const failure = (ln) => t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln);
+    return lines.some((ln) => (!t.rx.info.test(ln) && (failure(ln) || t.rx.person.test(ln))) || prose(ln));
   }
 
   function decide(ranked, qnorm, distinct, cal, top, related) {
