@@ -75,12 +75,9 @@ def test_the_evaluation_index_never_holds_a_test_split_log():
     log in eval's index would turn the figures to believe into training-set figures."""
     ev = evaluate.Evaluator(REPO)
     indexed = {t for d in ev.docs.values() for t, _ in d["examples"]}
-    test_threads = {retrieval.thread_of(c.get("thread") or c["source"]) for c in ev.labelled
-                    if c["folder"] == "unseen"}
-    declared = {retrieval.thread_of(c.get("thread") or c["source"]): c.get("split") for c in ev.labelled}
-    test_threads = {t for t in test_threads if t not in ev.cited and evaluate.split_of(t, declared[t]) == "test"}
-    dev_threads = {retrieval.thread_of(c.get("thread") or c["source"]) for c in ev.labelled
-                   if c["folder"] == "unseen" and c.get("expect") != "none"} - test_threads - ev.cited
+    groups = [(c, *ev.group_of(c)) for c in ev.labelled if c["folder"] == "unseen"]
+    test_threads = {t for c, t, g in groups if g == "test"}
+    dev_threads = {t for c, t, g in groups if g == "dev" and c.get("expect") != "none"}
     assert test_threads and not (indexed & test_threads)
     assert dev_threads <= indexed                     # and the dev logs are there
 
@@ -145,9 +142,8 @@ def test_the_frozen_test_split_stays_unseen():
     frozen = {ln.strip() for ln in (REPO / "tests" / "triage_eval" / "unseen" / "TEST_SPLIT").read_text().splitlines()
               if ln.strip() and not ln.startswith("#")}
     ev = evaluate.Evaluator(REPO)
-    now = {retrieval.thread_of(c.get("thread") or c["source"]): c.get("split") for c in ev.labelled
-           if c["folder"] == "unseen"}
+    groups = {ev.group_of(c) for c in ev.labelled if c["folder"] == "unseen"}
     assert not frozen & ev.cited, sorted(frozen & ev.cited)          # cited since they were frozen
-    assert frozen <= set(now)                                           # and still labelled
-    current = {t for t, s in now.items() if t not in ev.cited and evaluate.split_of(t, s) == "test"}
+    assert frozen <= {t for t, _ in groups}                             # and still labelled
+    current = {t for t, g in groups if g == "test"}
     assert current <= frozen, sorted(current - frozen)                  # new test data is registered on purpose

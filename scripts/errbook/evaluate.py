@@ -115,20 +115,26 @@ class Evaluator:
             c["_prep"] = ranking.prepare_text(self.m, ranking.Knowledge(self.active, index=index, cal={}), text)
         return c["_prep"]
 
+    def group_of(self, c: dict) -> tuple[str, str]:
+        """(thread, "seen" | "dev" | "test") of a labelled log. A log pasted again in another thread
+        (duplicate_of) is as seen as the thread it repeats."""
+        thread = retrieval.thread_of(c.get("thread") or c.get("source", ""))
+        if thread in self.cited or retrieval.thread_of(c.get("duplicate_of", "")) in self.cited:
+            return thread, "seen"
+        return thread, split_of(thread, c.get("split"))
+
     def run(self, cal: dict | None = None) -> dict:
         cal = cal or retrieval.calibration()
         know = ranking.Knowledge(self.active, index=None, cal=cal)
         rows = []
         for c in self.labelled:
-            thread = retrieval.thread_of(c.get("thread") or c.get("source", ""))
-            # A log pasted again in another thread (duplicate_of) is as seen as the thread it repeats.
-            seen = thread in self.cited or retrieval.thread_of(c.get("duplicate_of", "")) in self.cited
+            thread, group = self.group_of(c)
             res = ranking.decide(self._prepared(c, self.index_for(thread)), know, cal)
             got = [r["id"] for r in res]
             exp = str(c.get("expect", "none"))
             rows.append({"name": c["name"], "expect": exp, "got": got[:3],
                          "stage": res[0]["confidence"] if res else "none",
-                         "group": "seen" if seen else split_of(thread, c.get("split")),
+                         "group": group,
                          "class": self.klass.get(exp, "none"),
                          "kind": c.get("kind", "diagnostic"),
                          "top1": bool(got) and got[0] == exp, "top3": exp in got[:3],
