@@ -1,15 +1,16 @@
 """Triage quality, measured honestly: regression floors on logs from threads no entry cites (the unseen *test*
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
-The floors are the figures measured on 2026-12-02 (after 55ca513; test split: 111 logs of rounds 1, 2, 4 and 6,
-top-1 74.0 %, top-3 78.1 %; 390 benign logs: 3 false positives, 0.77 %), rounded down: they catch regressions. Issue
+The floors are the figures measured on 2026-12-02 (test split: 109 logs of rounds 1, 2, 4 and 6 once real/ logs
+count as seen, top-1 73.4 %, top-3 77.7 %; 390 benign logs: 3 false positives, 0.77 %), rounded down: they catch
+regressions. Issue
 9's top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO
 
-FLOORS = {"top1": 0.73, "top3": 0.78, "false_positive_rate": 0.01}
+FLOORS = {"top1": 0.73, "top3": 0.77, "false_positive_rate": 0.01}
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +30,15 @@ def test_benign_false_positives_stay_under_the_floor(report):
     assert b["logs"] >= 300, b
     assert b["false_positive_rate"] <= FLOORS["false_positive_rate"], report["false_positives"]
     assert b["confident_false_positives"] == 0, report["false_positives"]      # no signature matches normal output
+
+
+def test_the_authors_own_logs_are_never_scored_as_unseen():
+    """real/ holds the logs the authors collected while writing the signatures: seen even where no entry cites
+    their thread (two such logs were once counted in the test split)."""
+    ev = evaluate.Evaluator(REPO)
+    real = [c for c in ev.labelled if c["folder"] == "real"]
+    assert real and any(ev.group_of(c)[0] not in ev.cited for c in real)     # the case this guards exists
+    assert {ev.group_of(c)[1] for c in real} == {"seen"}
 
 
 def test_unseen_logs_are_really_unseen_and_labelled():

@@ -117,9 +117,11 @@ class Evaluator:
 
     def group_of(self, c: dict) -> tuple[str, str]:
         """(thread, "seen" | "dev" | "test") of a labelled log. A log pasted again in another thread
-        (duplicate_of) is as seen as the thread it repeats."""
+        (duplicate_of) is as seen as the thread it repeats; a log in real/ is seen whatever its thread: the
+        authors collected those while writing the signatures."""
         thread = retrieval.thread_of(c.get("thread") or c.get("source", ""))
-        if thread in self.cited or retrieval.thread_of(c.get("duplicate_of", "")) in self.cited:
+        if c.get("folder") == "real" or thread in self.cited \
+                or retrieval.thread_of(c.get("duplicate_of", "")) in self.cited:
             return thread, "seen"
         return thread, split_of(thread, c.get("split"))
 
