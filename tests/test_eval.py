@@ -2,15 +2,16 @@
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
 The floors are the figures measured on 2026-12-02 (test split: 132 logs of rounds 1, 2, 4, 6 and 8's test half,
-real/ logs counting as seen, top-1 71.96 %, top-3 76.6 %; 390 benign logs: 3 false positives, 0.77 %), rounded down:
-they catch regressions. (Round 8's fresh test half lowered them from 73.4 / 77.7 % on 109 logs.) Issue
+real/ logs counting as seen, thresholds re-calibrated on the dev split after rounds 7 and 8: top-1 70.1 %, top-3
+73.8 %; 390 benign logs: 2 false positives, 0.51 %), rounded down: they catch regressions. (Round 8's fresh test half
+lowered them from 73.4 / 77.7 % on 109 logs to 72.0 / 76.6 %; the re-calibration, which answers fewer logs, to these.) Issue
 9's top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO
 
-FLOORS = {"top1": 0.71, "top3": 0.76, "false_positive_rate": 0.01}
+FLOORS = {"top1": 0.70, "top3": 0.73, "false_positive_rate": 0.01}
 
 
 @pytest.fixture(scope="module")
