@@ -6,7 +6,7 @@ import time
 import pytest
 
 from errbook import entries, linescan, matcher, parallel, triage
-from conftest import errbook
+from conftest import REPO, errbook
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
 
@@ -27,6 +27,23 @@ def test_no_match_is_exit_1_and_missing_file_exit_2(mini_root, tmp_path):
     (tmp_path / "ok.log").write_text("all fine\n")
     assert errbook("triage", str(tmp_path / "ok.log"), root=mini_root).returncode == 1
     assert errbook("triage", str(tmp_path / "missing.log"), root=mini_root).returncode == 2
+
+
+def test_no_match_names_the_first_failure_line_and_what_to_do(tmp_path):
+    """An incident reader who gets no entry is shown the line to search for; a log with no failure line says so."""
+    log = tmp_path / "ucx.log"
+    log.write_text("[node:1:0]  libperf.c:420  UCX  INFO  starting\n"
+                   "[node:1:0]  libperf.c:421  UCX  ERROR UCP doesn't support RMA/AMO for \"rocm\"<->\"rocm\"\n")
+    r = errbook("triage", str(log), root=REPO)
+    out = r.stdout.decode()
+    assert r.returncode == 1
+    assert "first failure line: [node:1:0]  libperf.c:421  UCX  ERROR UCP doesn't support" in out
+    assert "errbook new CLASS" in out
+    j = json.loads(errbook("triage", "--json", str(log), root=REPO).stdout)
+    assert j["matches"] == [] and "UCX  ERROR" in j["stats"]["first_failure_line"]
+    (tmp_path / "ok.log").write_text("all fine\n")
+    out = errbook("triage", str(tmp_path / "ok.log"), root=REPO).stdout.decode()
+    assert "first failure line" not in out and "no line in it reports a failure" in out
 
 
 def test_stdin(mini_root):

@@ -95,6 +95,11 @@ def reports_trouble(lines) -> bool:
     """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
     return any((not _LOGGER_INFO.search(ln) and (_failure(ln) or _PERSON.search(ln))) or _prose(ln) for ln in lines)
 
+def first_failure_line(lines) -> str | None:
+    """The first query line that reports a failure (not a logger's INFO line): what to search for when no entry
+    matched."""
+    return next((ln for ln in lines if not _LOGGER_INFO.search(ln) and _failure(ln)), None)
+
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
 is it its may me my no not of on or our so such than that the their then there these they this to was we were
 what when where which while who will with you your""".split())

@@ -75,6 +75,10 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     facts = logfacts.from_notes(scan.notes)
     if facts:
         stats["environment"] = facts
+    if not results:
+        line = retrieval.first_failure_line(scan.notes.get(retrieval.SAMPLE_NAME) or [])
+        if line:
+            stats["first_failure_line"] = line[:300]
     by_id = {e.id: e for e in active}
     for r in results:
         e = by_id[r["id"]]
@@ -135,6 +139,13 @@ def show_tally(path: Path) -> int:
 def _print_text(results: list[dict], top: list[dict], stats: dict) -> None:
     if not results:
         print(f"no entry matched ({stats['lines']} lines read)")
+        if stats.get("first_failure_line"):
+            print(f"  first failure line: {stats['first_failure_line']}")
+            print("  next: search the book for that line (errbook serve, then the search box), browse the entries by "
+                  "class,\n        and once the cause is known add an entry: errbook new CLASS \"title\"")
+        else:
+            print("  no line in it reports a failure: paste the part of the log around the error, or search the book "
+                  "(errbook serve)")
     elif results[0]["confidence"] == "likely":
         print("no signature matched; by similarity to the entries' text these are LIKELY (not certain):")
     for rank, r in enumerate(top, 1):
