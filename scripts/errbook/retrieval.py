@@ -32,7 +32,8 @@ BENIGN_CHARS = 32 << 10     # characters of one benign log indexed
 # Lines worth querying with: the words a failure report or a complaint uses. An extra prefilter pattern
 # (notes "s2").
 SAMPLE_PATTERN = (r"error|fail|fatal|abort|panic|exception|unable|cannot|can't|could not|invalid|"
-                  r"illegal|denied|refused|missing|not found|no such|undefined|unsupported|not supported|unavailable|not available|"
+                  r"illegal|denied|refused|missing|not found|no such|undefined|unsupported|not supported|"
+                  r"unavailable|not available|"
                   r"timeout|timed out|\bhang|stuck|killed|segmentation|core dumped|out of memory|warning|"
                   r"\bslow|mismatch|incorrect|wrong|crash|broken|problem|\bissue|doesn't|does not|not work|"
                   r"instead of|expected|degrad|regress|"
@@ -47,7 +48,8 @@ SAMPLE_EXTRA = (SAMPLE_NAME, r"(?:" + SAMPLE_PATTERN + r")", True, SAMPLE_CAP)
 # The second stage answers only a log where a query line reports a failure or a person wrote it; a tool's INFO or
 # WARNING sentence alone is normal output (vLLM, ComfyUI and HIP-sample start-up logs were answered on such lines).
 FAILURE_PATTERN = (r"error|fail|fatal|abort|panic|exception|\bunable|cannot|can't|could not|invalid|illegal|denied|"
-                   r"refused|missing|not found|no such|undefined|unsupported|not supported|unavailable|not available|timeout|timed out|\bhang|"
+                   r"refused|missing|not found|no such|undefined|unsupported|not supported|unavailable|not available|"
+                   r"timeout|timed out|\bhang|"
                    r"stuck|killed|segmentation|core dumped|out of memory|crash|broken|mismatch|incorrect|wrong")
 # a person: first person, a question, a complaint (not on a line a logger marked INFO/DEBUG)
 PERSON_PATTERN = (r"\?[ \t]*$|any idea|\bhow (?:to|can|do)\b|is there a|\bi (?:get|got|tried|see|have|am|was|would|"
@@ -95,10 +97,12 @@ def reports_trouble(lines) -> bool:
     """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
     return any((not _LOGGER_INFO.search(ln) and (_failure(ln) or _PERSON.search(ln))) or _prose(ln) for ln in lines)
 
+
 def first_failure_line(lines) -> str | None:
     """The first query line that reports a failure (not a logger's INFO line): what to search for when no entry
     matched."""
     return next((ln for ln in lines if not _LOGGER_INFO.search(ln) and _failure(ln)), None)
+
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
 is it its may me my no not of on or our so such than that the their then there these they this to was we were
