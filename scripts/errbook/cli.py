@@ -128,7 +128,11 @@ def cmd_ledger(args) -> int:
 
 def cmd_eval(args) -> int:
     from . import evaluate, paths
-    ev = evaluate.Evaluator(_root(args))
+    try:
+        ev = evaluate.Evaluator(_root(args))
+    except evaluate.LabelError as e:
+        print(f"errbook eval: {e}", file=sys.stderr)
+        return EXIT_USAGE
     if args.calibrate:
         cal = ev.calibrate()
         note = ("Second-stage thresholds, calibrated by `errbook eval --calibrate --write` on the dev split only "

@@ -52,14 +52,33 @@ def cited_threads(entries) -> set[str]:
     return out
 
 
+class LabelError(ValueError):
+    """A labelled log's metadata file cannot be read: its path and line, so the figures are never computed
+    without it."""
+
+
+def _label(meta_p: Path) -> dict:
+    if not meta_p.is_file():
+        return {}
+    try:
+        meta = yaml.safe_load(meta_p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise LabelError(f"{meta_p}{where}: {getattr(e, 'problem', None) or e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise LabelError(f"{meta_p}: {e}") from None
+    if meta is not None and not isinstance(meta, dict):
+        raise LabelError(f"{meta_p}:1: a label is a mapping (expect, thread, kind, ...), not {type(meta).__name__}")
+    return meta or {}
+
+
 def load_set(root: Path) -> tuple[list[dict], list[dict]]:
     base = root / "tests" / "triage_eval"
     labelled, benign = [], []
     for kind, out in (("real", labelled), ("unseen", labelled), ("benign", benign)):
         for log in sorted((base / kind).glob("*.log")):
-            meta_p = log.with_suffix(".yaml")
-            meta = yaml.safe_load(meta_p.read_text(encoding="utf-8")) if meta_p.is_file() else {}
-            out.append({"name": f"{kind}/{log.name}", "path": log, "folder": kind, **(meta or {})})
+            out.append({"name": f"{kind}/{log.name}", "path": log, "folder": kind, **_label(log.with_suffix(".yaml"))})
     return labelled, benign
 
 
