@@ -85,6 +85,17 @@ def test_a_counter_example_met_with_another_path_vetoes_its_signature_only():
     assert m.match_text("rocBLAS error: Cannot read /usr/lib64/rocblas/library/TensileLibrary.dat: No such file")
 
 
+def test_a_signature_whose_paths_are_the_message_is_not_vetoed_by_another_path():
+    """RMN-0210: the NVIDIA module's DKMS failure is a counter-example; masked, its 'Consult <path>/make.log' line
+    equalled the amdgpu one and vetoed every real amdgpu failure."""
+    s = sig("RMN-0210", "dkms", 5, r"Consult /var/lib/dkms/amdgpu/[^ ]*/build/make\.log",
+            counter=["Consult /var/lib/dkms/nvidia/545.29.02/build/make.log for more information."])
+    m = M(E("RMN-0210", [dict(s, keeps=["paths"])]))
+    assert m.match_text("Consult /var/lib/dkms/amdgpu/6.8.5-2041575.24.04/build/make.log for more information.")
+    vetoed = M(E("RMN-0210", [s]))       # without keeps the masked veto applies, as for other signatures
+    assert not vetoed.match_text("Consult /var/lib/dkms/amdgpu/6.8.5-2041575.24.04/build/make.log for more information.")
+
+
 def test_numbers_are_not_masked_for_vetoes():
     s = sig("RMN-0118", "spill", 4, r"VGPRs Spill: [0-9]+", counter=["remark: VGPRs Spill: 0"])
     m = M(E("RMN-0118", [s]))

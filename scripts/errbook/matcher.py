@@ -316,12 +316,15 @@ class Matcher:
                         raise
                     skipped.append(f"{e.rel}: signature {sig.get('id')!r}: {ex}")
                     continue
+                # A signature whose paths are the message (keeps: paths, e.g. /var/lib/dkms/amdgpu/...) is not
+                # vetoed by a counter-example line that masking would make equal to its own (.../nvidia/...).
+                keeps_paths = "paths" in (sig.get("keeps") or [])
                 for ce in sig.get("counter_examples") or []:
                     for raw in normalize.split_lines(str(ce.get("text", ""))):
                         for sub in normalize.clean(normalize.cap_raw(raw)):
                             key = normalize.mask(sub, numbers=False)
-                            if "<path>/" in key or "<hex>" in key:   # else the line itself is the key, and
-                                vetoes.setdefault(key, set()).add(len(sigs) - 1)   # validate excludes it
+                            if ("<path>/" in key and not keeps_paths) or ("<hex>" in key and "<path>/" not in key):
+                                vetoes.setdefault(key, set()).add(len(sigs) - 1)   # else validate excludes it
         return cls(sigs, cosmetic, vetoes, extras)
 
     @property
