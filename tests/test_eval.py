@@ -1,17 +1,18 @@
 """Triage quality, measured honestly: regression floors on logs from threads no entry cites (the unseen *test*
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
-The floors are the figures measured on 2026-12-02 (test split: 132 logs of rounds 1, 2, 4, 6 and 8's test half,
-real/ logs counting as seen, thresholds re-calibrated on the dev split after rounds 7 and 8: top-1 70.1 %, top-3
-73.8 %; 390 benign logs: 2 false positives, 0.51 %), rounded down: they catch regressions. (Round 8's fresh test half
-lowered them from 73.4 / 77.7 % on 109 logs to 72.0 / 76.6 %; the re-calibration, which answers fewer logs, to these.) Issue
+The floors are the figures measured on 2026-12-02 (test split: 141 logs of rounds 1, 2, 4, 6 and the test halves
+of rounds 8 and 9, real/ logs counting as seen, thresholds re-calibrated on the dev split after rounds 7 and 8:
+top-1 69.7 %, top-3 73.4 %; 390 benign logs: 2 false positives, 0.51 %), rounded down: they catch regressions.
+(The fresh test halves of rounds 8 and 9 lowered them from 73.4 / 77.7 % on 109 logs; the re-calibration, which
+answers fewer logs, too.) Issue
 9's top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO, errbook
 
-FLOORS = {"top1": 0.70, "top3": 0.73, "false_positive_rate": 0.01}
+FLOORS = {"top1": 0.69, "top3": 0.73, "false_positive_rate": 0.01}
 
 
 @pytest.fixture(scope="module")
