@@ -113,8 +113,12 @@ class Evaluator:
             c["split"] = split_of(c["name"])
         # The index holds the labelled logs a deployment would have learnt from while the test split stays out:
         # seen logs and unseen dev logs, as examples of their entries (scoring leaves the log's thread out).
-        train = [c for c in retrieval.labelled_logs(root)
-                 if c["folder"] == "real" or c["thread"] in self.cited or split_of(c["thread"], c["split"]) == "dev"]
+        # (Built from the labels load_set already read, not by reading every label file again.)
+        train = []
+        for c in self.labelled:
+            thread = retrieval.thread_of(c.get("thread") or c.get("source", ""))
+            if c["folder"] == "real" or thread in self.cited or split_of(thread, c.get("split")) == "dev":
+                train.append({"path": c["path"], "thread": thread, "expect": str(c.get("expect", "none"))})
         self.docs = retrieval.add_labelled(retrieval.entry_docs(self.active), train)
         self.benign_docs = {c["name"]: retrieval.benign_doc(c["path"].read_text(encoding="utf-8", errors="replace"))
                             for c in self.benign if c["split"] == "dev"}
