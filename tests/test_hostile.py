@@ -682,3 +682,18 @@ def test_broken_labelled_logs_never_break_triage(mini_root):
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     json.loads(r.stdout)
+
+
+def test_broken_labels_stop_eval_with_file_and_line(mini_root):
+    """The same labels stop `errbook eval` instead: its figures must never be computed without a log whose label
+    could not be read. It names the file (and the line, for YAML) and exits 2, no traceback."""
+    d = mini_root / "tests" / "triage_eval" / "unseen"
+    d.mkdir(parents=True)
+    (d / "a.log").write_text("hipErrorNoBinaryForGpu: Unable to find code object\n")
+    for meta, where in ((b"expect: RMN-0001\nwhy: \"a \\'quoted\\' word\"\n", "a.yaml:2:"),
+                        (b"expect: [unclosed\n", "a.yaml:"), (b"\xff\xfe\x00bin", "a.yaml: "),
+                        (b"- just\n- a list\n", "a.yaml:1: a label is a mapping")):
+        (d / "a.yaml").write_bytes(meta)
+        r = errbook(mini_root, "eval")
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+        assert where in r.stderr, (meta, r.stderr)
