@@ -431,12 +431,35 @@ def test_paste_page_no_match_offers_next_steps(browser, server):
     res = browser.find_element(By.ID, "errbook-results")
     hrefs = [a.get_attribute("href") for a in res.find_elements(By.TAG_NAME, "a")]
     assert any(h.endswith("/classes/compile/") for h in hrefs) and any(h.endswith("/contributing/") for h in hrefs)
+    # No line reports a failure ("0 errors", "nothing failed" are not failures, as for the CLI): search the first line.
+    assert not res.find_elements(By.CSS_SELECTOR, ".eb-first-failure")
     res.find_element(By.CSS_SELECTOR, ".eb-next button").click()
-    assert wait_for(lambda: browser.execute_script("return document.querySelector('.md-search__input').value")) \
-        == "build finished: 0 errors, nothing failed to link"
+    query = "return document.querySelector('.md-search__input').value"
+    assert wait_for(lambda: browser.execute_script(query)) == "all good here"
     time.sleep(0.5)
     assert browser.current_url == url
-    assert not [r for r in requests_since(browser) if "nothing%20failed" in r["url"] or "nothing failed" in r["url"]]
+    assert not [r for r in requests_since(browser) if "nothing%20failed" in r["url"] or "all%20good" in r["url"]]
+
+
+def test_paste_page_searches_the_first_failure_line_the_cli_names(browser, real_site):
+    """A failure no entry knows: the page shows and searches the line `errbook triage` prints (one definition,
+    retrieval.first_failure_line, which engine.js mirrors; tests/test_engines.py compares them on every log)."""
+    from selenium.webdriver.common.by import By
+    odd = "step 3 of 7: INFO starting the quux\nstep 4 of 7: fatal: the quux did not zorb (code 17)\nstep 5 of 7\n"
+    cli = json.loads(subprocess.run([sys.executable, "-m", "errbook", "triage", "--json", "-"], input=odd.encode(),
+                                    capture_output=True, cwd=REPO).stdout)
+    assert cli["matches"] == [] and "did not zorb" in cli["stats"]["first_failure_line"]
+    open_paste(browser, real_site)
+    browser.get_log("performance")
+    assert "No entry matched" in paste_and_match(browser, odd)
+    res = browser.find_element(By.ID, "errbook-results")
+    assert res.find_element(By.CSS_SELECTOR, ".eb-first-failure").text == cli["stats"]["first_failure_line"]
+    res.find_element(By.CSS_SELECTOR, ".eb-next button").click()
+    assert wait_for(lambda: browser.execute_script("return document.querySelector('.md-search__input').value")) \
+        == cli["stats"]["first_failure_line"][:160]
+    assert not [r for r in requests_since(browser) if "zorb" in r["url"]]
+    browser.execute_script("const s = document.getElementById('__search'); s.checked = false;"
+                           "s.dispatchEvent(new Event('change'));")
 
 
 def test_paste_page_budget_gives_partial_results_not_a_freeze(browser, server, tmp_path):

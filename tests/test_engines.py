@@ -76,6 +76,16 @@ def test_python_and_javascript_agree_on_the_whole_corpus(kb):
         if py != js[c["name"]]:
             mismatches.append((c["name"], py[:1], js[c["name"]][:1]))
     assert not mismatches, mismatches[:3]
+    # With no match, both name the same first failure line (the CLI prints it, the page offers to search for it).
+    firsts = 0
+    for c in cases:
+        scan = m.new_scan()
+        m.feed_text(scan, c["text"])
+        py = None if js[c["name"]] else retrieval.first_failure_line(scan.notes.get(retrieval.SAMPLE_NAME) or [])
+        py = py[:300] if py else None
+        assert js["__first"][c["name"]] == py, c["name"]
+        firsts += py is not None
+    assert firsts > 50, f"only {firsts} unmatched cases had a failure line: the comparison barely ran"
     for c in cases:              # every example really matched its own entry in both engines
         parts = c["name"].split("/")
         if len(parts) == 4 and parts[2] == "examples":

@@ -1,6 +1,6 @@
 // Runs the paste page's engine (scripts/errbook/assets/engine.js) under Node.js for tests/test_engines.py.
 // stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}], "facts"?: "<facts file text>"}
-//                                                                  -> stdout: {"name": [results], ..., "__ms": n}
+//                      -> stdout: {"name": [results], ..., "__ms": n, "__first": {"name": first failure line or null}}
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
 //    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
 const path = require("path");
@@ -22,7 +22,13 @@ process.stdin.on("end", () => {
   const out = {};
   const t0 = Date.now();
   const machine = req.facts ? engine.readFacts(req.facts).values : null;
-  for (const c of req.cases) out[c.name] = engine.matchText(eng, c.text, "", machine);
+  const first = {};
+  for (const c of req.cases) {
+    const r = engine.triageText(eng, c.text, "", machine);
+    out[c.name] = r.results;
+    first[c.name] = r.firstFailureLine;
+  }
   out.__ms = Date.now() - t0;
+  out.__first = first;
   process.stdout.write(JSON.stringify(out));
 });

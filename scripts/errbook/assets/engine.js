@@ -488,8 +488,7 @@
     return [ranked, qnorm, dist];
   }
 
-  // retrieval.reports_trouble: a query line reports a failure, or a person wrote it
-  function reportsTrouble(eng, lines) {
+  function troubleRx(eng) {
     const t = eng.retrieval.trouble;
     if (!t.rx) {
       const set = "[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+";      // Python's str.strip(PROSE_PUNCT)
@@ -497,15 +496,28 @@
                normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"),
                any: new RegExp(t.logger_any), word: new RegExp(t.plain_word), edge: new RegExp("^" + set + "|" + set + "$", "g") };
     }
+    return t;
+  }
+
+  // retrieval._failure: a zero count of failures is not a failure, and known normal output reports nothing
+  function isFailure(t, ln) { return t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln); }
+
+  // retrieval.reports_trouble: a query line reports a failure, or a person wrote it
+  function reportsTrouble(eng, lines) {
+    const t = troubleRx(eng);
     const prose = (ln) => {
       if (t.rx.any.test(ln)) return false;
       const words = ln.split(/[ \t]+/).filter((w) => w);
       if (words.length < t.min_words) return false;
       return words.filter((w) => t.rx.word.test(w.replace(t.rx.edge, ""))).length / words.length >= t.share;
     };
-    // a zero count of failures is not a failure; an INFO line and known normal output report nothing
-    const failure = (ln) => t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln);
-    return lines.some((ln) => (!t.rx.info.test(ln) && (failure(ln) || t.rx.person.test(ln))) || prose(ln));
+    return lines.some((ln) => (!t.rx.info.test(ln) && (isFailure(t, ln) || t.rx.person.test(ln))) || prose(ln));
+  }
+
+  // retrieval.first_failure_line: the first query line that reports a failure (not a logger's INFO line)
+  function firstFailureLine(eng, lines) {
+    const t = troubleRx(eng);
+    return lines.find((ln) => !t.rx.info.test(ln) && isFailure(t, ln)) || null;
   }
 
   function decide(ranked, qnorm, distinct, cal, top, related) {
@@ -564,12 +576,17 @@
     return out;
   }
 
-  /** Both stages over a text; machineValues: the values of a facts file (readFacts), or null. */
-  function matchText(eng, text, source, machineValues) {
+  /** Both stages over a text (triage.run): the results and, when nothing matched, the first line that reports a
+   * failure (null if none) -- what the page offers to search for. machineValues: a facts file's values, or null. */
+  function triageText(eng, text, source, machineValues) {
     const scan = newScan(eng);
     feedText(eng, scan, text, source);
-    return rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
+    const results = rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
+    const first = results.length ? null : firstFailureLine(eng, scan.notes[eng.retrieval.sample_name] || []);
+    return { results: results, firstFailureLine: first === null ? null : Array.from(first).slice(0, 300).join("") };   // code points, as Python
   }
+
+  function matchText(eng, text, source, machineValues) { return triageText(eng, text, source, machineValues).results; }
 
   function prepareRetrieval(bundle) {
     if (bundle.retrieval && !(bundle.retrieval.stop instanceof Set)) bundle.retrieval.stop = new Set(bundle.retrieval.stop);
@@ -578,7 +595,7 @@
 
   const api = {
     compile: (bundle) => compile(prepareRetrieval(bundle)), clean: (raw, spec) => clean(capRaw(raw, spec.rawCap), spec),
-    matchText: matchText, tokens: tokens, inRange: inRange, readFacts: readFacts,
+    matchText: matchText, triageText: triageText, tokens: tokens, inRange: inRange, readFacts: readFacts,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;

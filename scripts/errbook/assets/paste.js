@@ -170,13 +170,16 @@
     return box;
   }
 
-  function nextSteps(out, text) {
+  function nextSteps(out, st) {
     const ul = el("ul", null, "eb-next");
     const li1 = el("li");
     const b = el("button", t("nextSearch"), "md-button");
     b.type = "button";
-    b.addEventListener("click", () => openSearch(firstErrorLine(text)));
+    // the engine's first failure line (the CLI prints the same one); else the paste's first line
+    const query = (st.first || firstLine(st.text || "")).slice(0, 160);
+    b.addEventListener("click", () => openSearch(query));
     li1.appendChild(b);
+    if (st.first) li1.appendChild(el("code", st.first, "eb-first-failure"));
     ul.appendChild(li1);
     const li2 = el("li", t("nextClass"));
     [["Compile time", "classes/compile/"], ["Runtime", "classes/runtime/"], ["Performance", "classes/performance/"],
@@ -191,10 +194,7 @@
     out.appendChild(ul);
   }
 
-  function firstErrorLine(text) {
-    const lines = String(text).split("\n").map((l) => l.trim()).filter(Boolean);
-    return (lines.find((l) => /error|fail|cannot|unable|not found|exception|abort|fault/i.test(l)) || lines[0] || "").slice(0, 160);
-  }
+  function firstLine(text) { return String(text).split("\n").map((l) => l.trim()).find(Boolean) || ""; }
 
   /* Material's search runs in this page: fill its box and open it (no navigation, so no request). */
   function openSearch(q) {
@@ -237,7 +237,7 @@
     }
     if (st.note) out.appendChild(el("p", st.note));
     res.slice(0, 5).forEach((r, rank) => out.appendChild(card(r, rank, bundle, weights)));
-    if (!res.length && !st.running) nextSteps(out, st.text || "");
+    if (!res.length && !st.running) nextSteps(out, st);
     out.appendChild(bar);
   }
 
@@ -298,15 +298,15 @@
       const base = { text: text, nlines: nlines, budget: budget };
       const w = take();
       if (!w) {                                            // no Worker here: match on this thread
-        const res = api.matchText(api.compile(root.ERRBOOK_BUNDLE), text, "", machineValues);
-        update(Object.assign(base, { results: res, complete: true, ms: Math.round(performance.now() - t0) }));
+        const r = api.triageText(api.compile(root.ERRBOOK_BUNDLE), text, "", machineValues);
+        update(Object.assign(base, { results: r.results, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0) }));
         return;
       }
       ask(w, text, budget, (msg) => {
         if (my !== run) return;
         if (msg && msg.ok) {
           give(w);
-          update(Object.assign(base, { results: msg.results, complete: true, ms: Math.round(performance.now() - t0) }));
+          update(Object.assign(base, { results: msg.results, first: msg.first, complete: true, ms: Math.round(performance.now() - t0) }));
         } else if (msg) {
           give(w);
           update(Object.assign(base, { error: msg.error }));
@@ -331,9 +331,10 @@
         i = j;
       }
       const acc = new Map(), skipped = [];
+      let first = null;                                    // the first failure line of the earliest slice that has one
       let w = take();
       const show = (running) => update(Object.assign({}, base, {
-        results: mergedList(acc), complete: false, running: running, skipped: skipped.slice(),
+        results: mergedList(acc), first: first, complete: false, running: running, skipped: skipped.slice(),
         remaining: queue.length ? [queue[0][0] + 1, n] : null, ms: Math.round(performance.now() - t0),
       }));
       const step = () => {
@@ -341,7 +342,7 @@
         if (!queue.length || performance.now() > stopAt || !w) { if (w) give(w); show(false); return; }
         const [a, b] = queue.shift();
         ask(w, lines.slice(a, b).join("\n"), sliceMs, (msg) => {
-          if (msg && msg.ok) merge(acc, msg.results, a);
+          if (msg && msg.ok) { merge(acc, msg.results, a); if (first === null && msg.first) first = msg.first; }
           else if (!msg) {                                   // timed out: that worker is gone
             w = newWorker();
             if (b - a > 1) { const mid = a + Math.floor((b - a) / 2); queue.unshift([a, mid], [mid, b]); }

@@ -11,8 +11,8 @@ self.onmessage = function (ev) {
   try {
     if (!eng) eng = ErrbookTriage.compile(self.ERRBOOK_BUNDLE);
     const t0 = Date.now();
-    const results = ErrbookTriage.matchText(eng, String(m.text || ""), m.source || "", m.facts || null);
-    self.postMessage({ id: m.id, ok: true, results: results, ms: Date.now() - t0 });
+    const r = ErrbookTriage.triageText(eng, String(m.text || ""), m.source || "", m.facts || null);
+    self.postMessage({ id: m.id, ok: true, results: r.results, first: r.firstFailureLine, ms: Date.now() - t0 });
   } catch (e) {
     self.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
   }
