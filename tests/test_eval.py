@@ -28,6 +28,15 @@ def test_unseen_test_split_meets_the_floors(report):
     assert t["top3"] >= FLOORS["top3"], report["unseen_test"]
 
 
+def test_figures_per_collection_round_add_up(report):
+    """errbook eval --by-round: each round's dev and test halves; together exactly the unseen logs, and a round's
+    test half only where the round was split by thread (round 3 was declared dev before it was studied)."""
+    by = report["unseen_by_round"]
+    assert sum(r["logs"] for halves in by.values() for r in halves.values()) == report["unseen"]["logs"]
+    assert sum(h["test"]["logs"] for h in by.values() if "test" in h) == report["unseen_test"]["logs"]
+    assert "test" not in by["3"] and "test" in by["1"]
+
+
 def test_benign_false_positives_stay_under_the_floor(report):
     b = report["benign"]
     assert b["logs"] >= 300, b

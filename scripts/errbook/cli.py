@@ -161,6 +161,10 @@ def cmd_eval(args) -> int:
         line(f"  unseen, class {k}", r)
     for k, r in res["unseen_by_kind"].items():
         line(f"  unseen, {k}", r)
+    if args.by_round:
+        for n, by in res["unseen_by_round"].items():
+            for g, r in by.items():
+                line(f"  round {n}, {g}", r)
     line("seen (training set)", res["seen"])
     b = res["benign"]
     print(f"benign logs: {b['logs']}  false positives {b['false_positives']} ({b['false_positive_rate']:.1%}; "
@@ -290,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--misses", action="store_true", help="list the misses of the dev split and the false positives")
     s.add_argument("--show-test", action="store_true",
                    help="with --misses: also the test split's misses (looking at them turns test logs into dev logs)")
+    s.add_argument("--by-round", action="store_true", help="also the figures of each collection round's dev and test halves")
     s.add_argument("--calibrate", action="store_true", help="choose the second stage's thresholds on the dev split")
     s.add_argument("--write", action="store_true", help="with --calibrate: save them in data/calibration.json")
     s.set_defaults(fn=cmd_eval)

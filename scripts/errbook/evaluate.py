@@ -82,6 +82,14 @@ def load_set(root: Path) -> tuple[list[dict], list[dict]]:
     return labelled, benign
 
 
+def _round(c: dict) -> int:
+    """The collection round a labelled log came from (label field `round`; round 1 predates the field)."""
+    try:
+        return int(c.get("round") or 1)
+    except (TypeError, ValueError):
+        return 0
+
+
 def _rate(n: int, d: int) -> float | None:
     return round(n / d, 4) if d else None
 
@@ -162,6 +170,7 @@ class Evaluator:
                          "group": group,
                          "class": self.klass.get(exp, "none"),
                          "kind": c.get("kind", "diagnostic"),
+                         "round": _round(c),
                          "top1": bool(got) and got[0] == exp, "top3": exp in got[:3],
                          "confidently_wrong": bool(res) and res[0]["confidence"] == "match" and got[0] != exp})
         fps = []
@@ -184,6 +193,11 @@ class Evaluator:
                                 if any(r["class"] == k for r in unseen)},
             "unseen_by_kind": {k: summarize([r for r in unseen if r["kind"] == k])
                                for k in sorted({r["kind"] for r in unseen})},
+            # per collection round: a new round's test half next to the older ones (its logs are harder or not)
+            "unseen_by_round": {str(n): {g: summarize([r for r in unseen if r["round"] == n and r["group"] == g])
+                                         for g in ("dev", "test")
+                                         if any(r["round"] == n and r["group"] == g for r in unseen)}
+                                for n in sorted({r["round"] for r in unseen})},
             "benign": {"logs": len(self.benign), "false_positives": len(fps),
                        "false_positive_rate": _rate(len(fps), len(self.benign)),
                        "false_positive_rate_test": _rate(sum(f["split"] == "test" for f in fps),
