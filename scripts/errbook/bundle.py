@@ -19,6 +19,7 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
                       "parts": retrieval._PARTS.pattern, "cjk": retrieval._CJK.pattern},
         "stop": sorted(retrieval._STOP),
         "sample_name": retrieval.SAMPLE_NAME,
+        "first_line_cap": retrieval.FIRST_LINE_CAP,
         "related": retrieval.related_map(active),
         "trouble": {"failure": retrieval.FAILURE_PATTERN, "person": retrieval.PERSON_PATTERN,
                     "logger_info": retrieval.LOGGER_INFO, "normal": retrieval.NORMAL_PATTERN,

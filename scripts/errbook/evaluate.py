@@ -90,6 +90,14 @@ def _round(c: dict) -> int:
         return 0
 
 
+def _halves(rows: list[dict]) -> dict[int, dict[str, list[dict]]]:
+    """Rows by collection round, then by split (dev / test)."""
+    out: dict = {}
+    for r in rows:
+        out.setdefault(r["round"], {}).setdefault(r["group"], []).append(r)
+    return out
+
+
 def _rate(n: int, d: int) -> float | None:
     return round(n / d, 4) if d else None
 
@@ -194,10 +202,8 @@ class Evaluator:
             "unseen_by_kind": {k: summarize([r for r in unseen if r["kind"] == k])
                                for k in sorted({r["kind"] for r in unseen})},
             # per collection round: a new round's test half next to the older ones (its logs are harder or not)
-            "unseen_by_round": {str(n): {g: summarize([r for r in unseen if r["round"] == n and r["group"] == g])
-                                         for g in ("dev", "test")
-                                         if any(r["round"] == n and r["group"] == g for r in unseen)}
-                                for n in sorted({r["round"] for r in unseen})},
+            "unseen_by_round": {str(n): {g: summarize(rs) for g, rs in sorted(h.items())}
+                                for n, h in sorted(_halves(unseen).items())},
             "benign": {"logs": len(self.benign), "false_positives": len(fps),
                        "false_positive_rate": _rate(len(fps), len(self.benign)),
                        "false_positive_rate_test": _rate(sum(f["split"] == "test" for f in fps),

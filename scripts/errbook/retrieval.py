@@ -98,10 +98,14 @@ def reports_trouble(lines) -> bool:
     return any((not _LOGGER_INFO.search(ln) and (_failure(ln) or _PERSON.search(ln))) or _prose(ln) for ln in lines)
 
 
+FIRST_LINE_CAP = 300   # characters of it that are shown (the page's engine caps it the same)
+
+
 def first_failure_line(lines) -> str | None:
     """The first query line that reports a failure (not a logger's INFO line): what to search for when no entry
     matched."""
-    return next((ln for ln in lines if not _LOGGER_INFO.search(ln) and _failure(ln)), None)
+    line = next((ln for ln in lines if not _LOGGER_INFO.search(ln) and _failure(ln)), None)
+    return line[:FIRST_LINE_CAP] if line else None
 
 
 _STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into

@@ -78,7 +78,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     if not results:
         line = retrieval.first_failure_line(scan.notes.get(retrieval.SAMPLE_NAME) or [])
         if line:
-            stats["first_failure_line"] = line[:300]
+            stats["first_failure_line"] = line
     by_id = {e.id: e for e in active}
     for r in results:
         e = by_id[r["id"]]

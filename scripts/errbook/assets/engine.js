@@ -514,10 +514,12 @@
     return lines.some((ln) => (!t.rx.info.test(ln) && (isFailure(t, ln) || t.rx.person.test(ln))) || prose(ln));
   }
 
-  // retrieval.first_failure_line: the first query line that reports a failure (not a logger's INFO line)
+  // retrieval.first_failure_line: the first query line that reports a failure (not a logger's INFO line), capped
+  // in code points as Python slices
   function firstFailureLine(eng, lines) {
     const t = troubleRx(eng);
-    return lines.find((ln) => !t.rx.info.test(ln) && isFailure(t, ln)) || null;
+    const line = lines.find((ln) => !t.rx.info.test(ln) && isFailure(t, ln));
+    return line === undefined ? null : Array.from(line).slice(0, eng.retrieval.first_line_cap).join("");
   }
 
   function decide(ranked, qnorm, distinct, cal, top, related) {
@@ -583,7 +585,7 @@
     feedText(eng, scan, text, source);
     const results = rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
     const first = results.length ? null : firstFailureLine(eng, scan.notes[eng.retrieval.sample_name] || []);
-    return { results: results, firstFailureLine: first === null ? null : Array.from(first).slice(0, 300).join("") };   // code points, as Python
+    return { results: results, firstFailureLine: first };
   }
 
   function matchText(eng, text, source, machineValues) { return triageText(eng, text, source, machineValues).results; }
