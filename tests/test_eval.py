@@ -1,19 +1,18 @@
 """Triage quality, measured honestly: regression floors on logs from threads no entry cites (the unseen *test*
 split), and on benign logs. Training-set (seen) figures are printed by `errbook eval`, not guarded here.
 
-The floors are the figures measured on 2026-12-02 (test split: 164 logs of rounds 1, 2, 4, 6 and the test halves
-of rounds 8, 9 and 10, real/ logs counting as seen, thresholds re-calibrated on the dev split after rounds 7 and 8:
-top-1 68.6 %, top-3 72.9 %; 390 benign logs: 2 false positives, 0.51 %), rounded down: they catch regressions.
-(The fresh test halves of rounds 8, 9 and 10 lowered them from 73.4 / 77.7 % on 109 logs; the re-calibration, which
-answers fewer logs, too; adding round 10's dev logs to the second stage's index moved one older test log off its
-entry.) Issue 9's top-3 target (evaluate.TARGETS: 70 %, 85 %, 1 %) is not met yet; raising a floor is the way to
-record progress."""
+The floors are the figures measured on 2026-12-02 (test split: 199 logs of rounds 1, 2, 4, 6 and the test halves
+of rounds 8 to 11, real/ logs counting as seen, thresholds re-calibrated on the dev split after rounds 7 and 8:
+top-1 66.9 %, top-3 71.2 %; 390 benign logs: 2 false positives, 0.51 %), rounded down: they catch regressions.
+(The fresh test halves of rounds 8 to 11 lowered them from 73.4 / 77.7 % on 109 logs; the re-calibration, which
+answers fewer logs, too; `errbook eval --by-round` shows each round's half.) Issue 9's targets (evaluate.TARGETS:
+70 %, 85 %, 1 %) are not all met; raising a floor is the way to record progress."""
 import pytest
 
 from errbook import entries, evaluate, retrieval
 from conftest import REPO
 
-FLOORS = {"top1": 0.68, "top3": 0.72, "false_positive_rate": 0.01}
+FLOORS = {"top1": 0.66, "top3": 0.71, "false_positive_rate": 0.01}
 
 
 @pytest.fixture(scope="module")
