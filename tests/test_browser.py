@@ -353,6 +353,71 @@ def test_paste_card_is_an_incident_card(browser, server, built):
     browser.find_element(By.XPATH, "//div[@id='errbook-results']//button[text()='English']").click()
 
 
+def document_status(browser, url):
+    """The HTTP status Chromium got for the document at url (the network log; drained by each call)."""
+    want, status = url.split("#")[0], None
+    for e in browser.get_log("performance"):
+        m = json.loads(e["message"])["message"]
+        if m["method"] == "Network.responseReceived" and m["params"]["type"] == "Document" \
+                and m["params"]["response"]["url"].split("#")[0] == want:
+            status = m["params"]["response"]["status"]
+    return status
+
+
+def follow(browser, element):
+    """Click a link as a reader does; return (HTTP status of the page it loaded, whether its anchor is in view)."""
+    href = element.get_attribute("href")
+    browser.get_log("performance")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+    element.click()
+    wait_for(lambda: browser.current_url == href and browser.execute_script("return document.readyState") == "complete")
+    frag = href.split("#", 1)[1] if "#" in href else ""
+    in_view = not frag or wait_for(lambda: browser.execute_script(
+        "const e = document.getElementById(arguments[0]); if (!e) return null;"
+        "const r = e.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight;", frag), timeout=10)
+    return document_status(browser, href), in_view
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_paste_page_link_lands(browser, server, size):
+    """Every link a result card or the no-match advice generates is clicked and loads with 200, its anchor in
+    view (the card links once resolved against the paste page's own address and all 404ed)."""
+    from selenium.webdriver.common.by import By
+    viewport(browser, *size)
+    try:
+        cases = [("k.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n", ".eb-card a"),
+                 ("all good here\nbuild finished: 0 errors, nothing failed to link\n", ".eb-next a")]
+        for log, css in cases:
+            open_paste(browser, server)
+            paste_and_match(browser, log)
+            n = len(browser.find_elements(By.CSS_SELECTOR, f"#errbook-results {css}"))
+            assert n >= 3, (css, n)
+            for i in range(n):
+                if i:
+                    open_paste(browser, server)
+                    paste_and_match(browser, log)
+                a = browser.find_elements(By.CSS_SELECTOR, f"#errbook-results {css}")[i]
+                href = a.get_attribute("href")
+                assert href.startswith(server + "/") and "/triage/" not in href, href
+                status, in_view = follow(browser, a)
+                assert status == 200 and in_view, (href, status, in_view)
+                if "/entries/" in href:                      # the entry's own page, not another one
+                    assert "RMN-0001" in browser.find_element(By.TAG_NAME, "article").text
+    finally:
+        viewport(browser, 1400, 1000)
+
+
+def test_paste_page_search_result_lands(browser, server):
+    """The no-match advice opens the site search on the log's line; a result it lists loads with 200."""
+    from selenium.webdriver.common.by import By
+    open_paste(browser, server)
+    paste_and_match(browser, "onboarding step failed\n")
+    browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-next button").click()
+    hit = wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, ".md-search-result__link"), timeout=30)[0]
+    status, _ = follow(browser, hit)
+    assert status == 200, hit
+
+
 def test_paste_page_never_wider_than_a_phone(browser, real_site):
     viewport(browser, 390, 844)
     try:

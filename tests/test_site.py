@@ -540,7 +540,16 @@ def test_paste_page_assets(built):
     bundle = json.loads(js.split(" = ", 1)[1].rstrip().rstrip(";"))
     assert "cuda-header-not-found" in js
     meta = bundle["entries"]["RMN-0001"]
-    assert meta["fix_url"] == "entries/RMN-0001/#fix" and meta["cause"] and meta["title_zh"]
+    assert meta["cause"] and meta["title_zh"]
+    # The paste page's address map: site-root URLs, each a page that was built (the root is given from the
+    # folder of the scripts that read it).
+    site = bundle["site"]
+    assert site["fix"] == "entries/{id}/#fix" and site["root"] == "../../"
+    assert (out / "assets" / "errbook" / site["root"]).resolve() == out.resolve()
+    for name, u in site.items():
+        if name != "root":
+            u = u.format(id="RMN-0001", klass="runtime").split("#")[0]
+            assert (out / u / "index.html").is_file(), (name, u)
     for name in ("engine.js", "paste.js", "triage-worker.js", "search-query.js"):
         assert (out / "assets" / "errbook" / name).is_file(), name
     assert (out / "assets" / "javascripts" / "workers" / "errbook-search.js").is_file()

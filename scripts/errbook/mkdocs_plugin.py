@@ -16,12 +16,12 @@ from mkdocs.utils import get_relative_url
 
 from . import entries as entries_mod
 from . import bundle as bundle_mod
-from . import ledger, paths, sitegen, validate
+from . import addresses, ledger, paths, sitegen, validate
 
 log = get_plugin_logger(__name__)
 
 ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "errbook.css", "search-query.js")
-HEAD_SCRIPT = "assets/errbook/search-query.js"   # must run before Material's bundle starts its search worker
+HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Material's bundle starts its search worker
 MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
 
 
@@ -113,25 +113,28 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                       sitegen.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw),
                       edit_uri="../" + e.rel)
         for k in sitegen.CLASSES:
-            self._add(files, config, f"classes/{k}.md",
+            self._add(files, config, addresses.class_src(k),
                       sitegen.class_page(k, [e for e in self.entries if e.klass == k], self.latest))
-        self._add(files, config, "overview.md", sitegen.overview_page(self.entries, self.latest))
+        self._add(files, config, addresses.PAGES["overview"], sitegen.overview_page(self.entries, self.latest))
         self._add(files, config, "corrections.md", sitegen.corrections_page(self.entries))
         from . import facts
         self._add(files, config, "machine-checks.md", sitegen.machine_checks_page(self.entries, facts.VOCAB))
-        self._add(files, config, "verification/index.md",
+        self._add(files, config, addresses.PAGES["matrix"],
                   sitegen.matrix_page(self.entries, self.records, self.ledger_problems, notebooks))
         schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
         self._add(files, config, "schema/index.md", sitegen.schema_page(schema))
         self._add(files, config, "schema/entry-1.schema.json", json.dumps(schema, indent=2, ensure_ascii=False))
-        bundle = dict(self.bundle, entries={e.id: sitegen.paste_meta(e) for e in self.entries})
+        # Card and next-step links: site-root URLs from the address map, made with MkDocs' own src -> URL rule.
+        site = addresses.site_urls(lambda src: File(src, config.docs_dir, config.site_dir,
+                                                    config.use_directory_urls).url)
+        bundle = dict(self.bundle, entries={e.id: sitegen.paste_meta(e) for e in self.entries}, site=site)
         # A script, not JSON fetched at run time: the paste page then makes no request for it. It sets the
         # bundle on the global object, so the page and the matching Web Worker (importScripts) both read it.
-        self._add(files, config, "assets/errbook/signatures.js",
+        self._add(files, config, f"{addresses.ASSETS_DIR}/signatures.js",
                   "(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = "
                   + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
         for name in ASSETS:
-            self._add(files, config, f"assets/errbook/{name}", (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
+            self._add(files, config, f"{addresses.ASSETS_DIR}/{name}", (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
         # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
         self._add(files, config, "assets/javascripts/workers/errbook-search.js",
                   (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))

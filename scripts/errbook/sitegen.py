@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from . import platform, regexsubset
+from . import addresses, platform, regexsubset
 
 CLASSES = {
     "compile": ("Compile time", "编译期", "Builds, headers, linkers, toolchains, extension wheels."),
@@ -28,7 +28,7 @@ TIER_ORDER = ("static", "toolchain", "gpu", "rocm")
 OUTCOMES = ("passed", "failed", "error", "crashed", "timeout", "skipped")
 BAD = ("failed", "error", "crashed", "timeout")
 RUNS_DIR = "verification/runs"              # executed runbooks, below docs/
-FIX_ANCHOR = "fix"                          # the id of the full fix section on an entry page
+FIX_ANCHOR = addresses.FIX_ANCHOR
 
 # Search: entry pages rank above the hand-written pages that mention the same words. Index pages (all
 # entries, classes, matrix, corrections) only repeat what entry pages say: they stay out of the index.
@@ -123,7 +123,7 @@ def front_matter(meta: dict) -> str:
 
 
 def entry_uri(eid: str) -> str:
-    return f"entries/{eid}.md"
+    return addresses.entry_src(eid)
 
 
 def rel_entry_link(eid: str, title: str, from_dir: str) -> str:
@@ -554,7 +554,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
     # What the entry is called: the names and message fragments people search for, in the page's top section.
     names = [a for a in public_aliases(d) if _identifier_like(a)]      # slugs (tensile-library-dat) are ours, not a message
     texts = error_texts(d)
-    meta = [f"**{d['id']}**", f"[{CLASSES[d['class']][0]}](../classes/{d['class']}.md)"]
+    meta = [f"**{d['id']}**", f"[{CLASSES[d['class']][0]}](../{addresses.class_src(d['class'])})"]
     if d.get("cosmetic"):
         meta.append("harmless message (cosmetic)")
     meta.append('<small data-search-exclude>tags: ' + ", ".join(inline(x) for x in d.get("tags", [])) + "</small>")
@@ -723,8 +723,7 @@ def paste_meta(e) -> dict:
     return {"title": d["title"], "title_zh": d["title_zh"], "cause": cause_line(d), "cause_zh": cause_line_zh(d),
             "fix": first_sentences(first["step"], 300), "fix_zh": first_sentences(first.get("step_zh") or "", 200),
             "code": code[1] if code else "", "lang": code[0] if code else "", "steps": len(d["fix"]),
-            "cosmetic": bool(d.get("cosmetic")),
-            "url": f"entries/{d['id']}/", "fix_url": f"entries/{d['id']}/#{FIX_ANCHOR}"}
+            "cosmetic": bool(d.get("cosmetic"))}
 
 
 # --- index pages --------------------------------------------------------------------------------------------------
@@ -757,7 +756,7 @@ def overview_page(entries: list, latest: dict) -> str:
     counts = Counter(e.klass for e in entries)
     md = [front_matter({"title": "All entries", "search": {"exclude": True}, "hide": ["navigation", "toc"]}),
           "# All entries\n",
-          " · ".join(f"[{CLASSES[k][0]}](classes/{k}.md): {counts.get(k, 0)}" for k in CLASSES) + "\n",
+          " · ".join(f"[{CLASSES[k][0]}]({addresses.class_src(k)}): {counts.get(k, 0)}" for k in CLASSES) + "\n",
           "Filter by class, tag, GPU architecture, ROCm version or verification status; the text box searches "
           "every column.\n"]
     md += _entry_table(entries, latest, "")

@@ -99,9 +99,17 @@
     return pre;
   }
 
+  /* Every generated link comes from the site's address map (the bundle's `site`: site-root URLs, with the
+     root given relative to this script's folder), never from this page's own address. */
+  function siteUrl(name, vars) {
+    const site = (root.ERRBOOK_BUNDLE || {}).site || {};
+    const rel = String(site[name] || "").replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent((vars || {})[k] || ""));
+    return new URL(rel, new URL(site.root || "", here || doc.baseURI)).href;
+  }
+
   function link(text, href, cls) {
     const a = el("a", text, cls);
-    a.href = new URL(href, doc.baseURI).href;
+    a.href = href;
     return a;
   }
 
@@ -130,7 +138,7 @@
     const [level, words] = confidence(r, weights);
     const box = el("div", null, `admonition ${rank === 0 && level !== "weak" && level !== "likely" ? "success" : "note"} eb-card eb-${level}`);
     const title = el("p", null, "admonition-title");
-    title.appendChild(link(`${r.id} · ${(lang === "zh" && m.title_zh) || m.title || ""}`, m.url || ""));
+    title.appendChild(link(`${r.id} · ${(lang === "zh" && m.title_zh) || m.title || ""}`, siteUrl("entry", { id: r.id })));
     box.appendChild(title);
     const conf = el("p", null, "eb-confidence");
     conf.appendChild(el("strong", words));
@@ -149,9 +157,9 @@
     if (fix) { const p = el("p"); p.appendChild(el("strong", t("fix", m.steps || 1))); rich(p, fix); box.appendChild(p); }
     if (m.code) box.appendChild(codeBlock(m.code));
     const acts = el("p", null, "eb-actions");
-    acts.appendChild(link(t("openFix"), m.fix_url || m.url || "", "md-button md-button--primary"));
+    acts.appendChild(link(t("openFix"), siteUrl("fix", { id: r.id }), "md-button md-button--primary"));
     acts.appendChild(doc.createTextNode(" "));
-    acts.appendChild(link(t("entry"), m.url || "", "md-button"));
+    acts.appendChild(link(t("entry"), siteUrl("entry", { id: r.id }), "md-button"));
     box.appendChild(acts);
     const lines = evidence(r);
     if (lines.length) {
@@ -182,14 +190,14 @@
     if (st.first) li1.appendChild(el("code", st.first, "eb-first-failure"));
     ul.appendChild(li1);
     const li2 = el("li", t("nextClass"));
-    [["Compile time", "classes/compile/"], ["Runtime", "classes/runtime/"], ["Performance", "classes/performance/"],
-     ["All entries", "overview/"]].forEach(([name, href], i) => {
+    [["Compile time", "class", { klass: "compile" }], ["Runtime", "class", { klass: "runtime" }],
+     ["Performance", "class", { klass: "performance" }], ["All entries", "overview"]].forEach(([name, page, vars], i) => {
       if (i) li2.appendChild(doc.createTextNode(" · "));
-      li2.appendChild(link(name, "../" + href));
+      li2.appendChild(link(name, siteUrl(page, vars)));
     });
     ul.appendChild(li2);
     const li3 = el("li", t("nextAdd"));
-    li3.appendChild(link(t("nextAddLink"), "../contributing/"));
+    li3.appendChild(link(t("nextAddLink"), siteUrl("contributing")));
     ul.appendChild(li3);
     out.appendChild(ul);
   }
