@@ -66,10 +66,14 @@ def built(tmp_path_factory):
     data["references"][0]["title"] = "\"><script>alert(7)</script>"
     data["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
     (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    from errbook import entries, verified
+    one = next(e for e in entries.load_all(root)[0] if e.id == "RMN-0001")
     rec = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "outcome": "passed",
+           "digest": verified.digest(one, root),                     # made at the entry's current content
            "tiers": {"static": {"outcome": "passed"}, "toolchain": {"outcome": "passed"},
                      "rocm": {"outcome": "skipped", "reason": "no AMD GPU with ROCm on this machine"}},
-           "fingerprint": {"platform": "cpu"}, "platform_label": "CPU (no GPU)", "date": "2026-11-30T00:00:00Z",
+           "fingerprint": {"platform": "cpu", "hipcc": "HIP 5.2.21153-0 / clang 15.0.6", "triton": "3.9.0"},
+           "platform_label": "CPU (no GPU)", "date": "2026-11-30T00:00:00Z",
            "commit": "abcdef1234567"}
     gpu = dict(rec, tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
                platform_label="CUDA · NVIDIA H200")

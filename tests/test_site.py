@@ -144,6 +144,9 @@ def rich(tmp_path_factory):
                     platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z", tiers={"rocm": {"outcome": "passed"}},
                     notebook=None),
             _record(entry="RMN-0003", notebook="docs/verification/runs/RMN-0003--cpu.ipynb")]
+    from errbook import entries as entries_mod, verified
+    digests = {e.id: verified.digest(e, root) for e in entries_mod.load_all(root)[0]}
+    recs = [dict(r, digest=digests[r["entry"]]) for r in recs]        # each made at its entry's current content
     (root / "runbooks" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = root.parent / "out"
     r = build(root, out)
@@ -209,10 +212,12 @@ def test_entry_page_shows_verification_and_corrections(built):
     _, out, _ = built
     html = page(out, "entries/RMN-0001")
     t = text_of(html)
-    assert re.search(r'<small class="eb-badge eb-passed" data-search-exclude>toolchain: passed</small>', html)
+    assert re.search(r'<small class="eb-badge eb-passed" data-search-exclude>toolchain: passed \(no GPU\)</small>', html)
     assert "<svg" not in re.search(r'<small class="eb-badge.*?</small>', html).group(0)       # glyph from CSS
     rows = [squash(text_of(r)) for r in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
-    assert "toolchain CPU (no GPU) passed 2026-11-30 abcdef1234" in rows
+    # each tier names where it ran: the toolchain tier its compilers, on a machine without a GPU
+    assert "toolchain hipcc 5.2, Triton 3.9.0, no GPU passed 2026-11-30 abcdef1234" in rows
+    assert "static CPU (no GPU) passed 2026-11-30 abcdef1234" in rows
     assert "Not yet verified on AMD hardware" in t
     assert "What people believe" in t and "What is true" in t
     m = text_of(page(out, "verification"))

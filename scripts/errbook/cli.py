@@ -113,8 +113,12 @@ def cmd_ledger(args) -> int:
     if args.merge:
         from . import slurm
         return slurm.merge_main(args, _root(args))
-    from . import ledger
-    recs, problems = ledger.read(ledger.default_path(_root(args)))
+    from . import entries, ledger, verified
+    root = _root(args)
+    recs, problems = ledger.read(ledger.default_path(root))
+    loaded, _ = entries.load_all(root)
+    # `current`: made at the entry's present content digest; any other record verified an earlier version.
+    recs = verified.mark_current(recs, {e.id: verified.digest(e, root) for e in loaded})
     for p in problems:
         print(f"ledger: {p}", file=sys.stderr)
     if args.json:
@@ -122,7 +126,8 @@ def cmd_ledger(args) -> int:
     else:
         for r in recs[-args.last:]:
             tiers = " ".join(f"{t}:{v['outcome']}" for t, v in r.get("tiers", {}).items())
-            print(f"{r['date']}  {r['entry']}  {r['outcome']:<8} {tiers}  [{r.get('platform_label', '')}]")
+            print(f"{r['date']}  {r['entry']}  {r['outcome']:<8} {tiers}  [{r.get('platform_label', '')}]"
+                  + ("" if r["current"] else "  (verified an earlier version of the entry)"))
     return EXIT_FINDINGS if problems else EXIT_OK
 
 
@@ -258,6 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("entries", nargs="*", default=[], help="entry ids (RMN-0001 ...)")
     g.add_argument("--class", dest="klass", choices=["compile", "runtime", "performance"], help="every entry of a class")
     g.add_argument("--all", action="store_true", help="every entry")
+    g.add_argument("--changed", action="store_true",
+                   help="every entry whose current content (signatures, checks, fix, verification, runbook code) "
+                        "has no record of this machine for the asked tiers it can run (see docs/runbooks.md)")
+    s.add_argument("--dry-run", action="store_true",
+                   help="list the entries that would run and exit: 0 none, 1 some (a CI gate with --changed)")
     s.add_argument("--tier", default="static,toolchain,gpu,rocm", help="comma-separated tiers to attempt")
     s.add_argument("--jobs", "-j", type=int, default=2, help="runbooks executed in parallel")
     s.add_argument("--timeout", type=float, default=600,

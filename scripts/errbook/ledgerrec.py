@@ -18,6 +18,7 @@ RUNBOOK_RE = re.compile(r"runbooks/(compile|runtime|performance)/RMN-[0-9]{4}\.i
 DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 COMMIT_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]{0,63}")    # a sha, "+dirty", "unknown" or $ERRBOOK_COMMIT
 NOTEBOOK_RE = re.compile(r"docs/verification/runs/[A-Za-z0-9][A-Za-z0-9._+()-]{0,150}\.ipynb")
+DIGEST_RE = re.compile(r"v1:[0-9a-f]{64}")      # verified.digest: what the run verified
 MAX_TEXT = 4000        # platform_label, reason, requested_tiers and fingerprint values are at most this long
 
 
@@ -101,6 +102,8 @@ def problems(rec) -> list[tuple[str, str]]:
         s = rec["seconds"]
         ok = type(s) in (int, float) and math.isfinite(s) and s >= 0
         check("seconds", None if ok else "must be a number of seconds >= 0")
+    if "digest" in rec:
+        check("digest", _match(rec["digest"], DIGEST_RE, "a content digest (v1:<64 hex digits>)"))
     for k in ("platform_label", "reason", "requested_tiers"):
         if k in rec:
             check(k, _text(rec[k]))

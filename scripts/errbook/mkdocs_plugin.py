@@ -16,7 +16,7 @@ from mkdocs.utils import get_relative_url
 
 from . import entries as entries_mod
 from . import bundle as bundle_mod
-from . import addresses, ledger, paths, sitegen, validate
+from . import addresses, ledger, paths, sitegen, validate, verified
 
 log = get_plugin_logger(__name__)
 
@@ -49,7 +49,10 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self.entries = [e for e in loaded if not e.withdrawn]
         self.withdrawn = [e for e in loaded if e.withdrawn]
         self.by_id = {e.id: e for e in loaded}
-        self.records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
+        records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
+        # A record counts as verifying an entry only at the entry's current content digest (verified.py); the
+        # mark is set here for every record, so a ledger line cannot claim it.
+        self.records = verified.mark_current(records, {e.id: verified.digest(e, self.root) for e in loaded})
         for p in self.ledger_problems:
             log.info(f"ledger: {p}")
         self.latest = ledger.latest_by_entry_platform(self.records)

@@ -19,7 +19,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from . import entries, ledger, ledgerrec, nbcap, paths, platform, proctree
+from . import entries, ledger, ledgerrec, nbcap, paths, platform, proctree, verified
 
 # Run in a child process so a hang or a dead kernel cannot take the runner (and the other results) down.
 # The child remembers the kernel's process so a dead kernel is reported by its signal or exit status.
@@ -139,6 +139,7 @@ def _read_result(path: Path) -> dict | None:
 def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: Path) -> dict:
     ver = e["verification"]
     nb_in = root / ver["runbook"]
+    content = verified.digest(e, root)          # what this run verifies, taken before it starts
     fp = platform.detect()["fingerprint"]
     slug = ledger.platform_key(fp).replace(":", "-").replace(" ", "-")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -193,6 +194,7 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
         "platform_label": platform.label((result or {}).get("fingerprint", fp)),
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": git_commit(root),
+        "digest": content,
         "seconds": secs,
     }
     # The ledger names a notebook only where the site publishes it (docs/verification/runs/).
@@ -203,12 +205,32 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     return rec
 
 
-def select(root: Path, ids: list[str], klass: str | None, all_: bool) -> list[entries.Entry]:
+def changed(root: Path, pool: list[entries.Entry], tiers: str) -> list[tuple[entries.Entry, list[str]]]:
+    """(entry, tiers) for every entry whose current content (verified.digest) has no record of this machine for
+    the asked tiers that this machine can run: what `errbook run --changed` re-runs."""
+    info = platform.detect()
+    runnable = [t for t in tiers.split(",") if t in info["tiers"] and info["tiers"][t] is None]
+    key = ledger.platform_key(info["fingerprint"])
+    recs, _ = ledger.read(ledger.default_path(root))
+    by_entry: dict[str, list[dict]] = {}
+    for r in recs:
+        by_entry.setdefault(r["entry"], []).append(dict(r, _key=ledger.platform_key(r["fingerprint"])))
+    out = []
+    for e in pool:
+        todo = verified.unverified_tiers(e, by_entry.get(e.id, []), verified.digest(e, root), key, runnable)
+        if todo:
+            out.append((e, todo))
+    return out
+
+
+def select(root: Path, ids: list[str], klass: str | None, all_: bool, changed_tiers: str = "") -> list[entries.Entry]:
     from . import validate
     usable, warnings = validate.usable_entries(root)
     for w in warnings:
         print(f"errbook run: {w} (run errbook validate)", file=sys.stderr)
     pool = list(entries.active(usable))
+    if changed_tiers:
+        return [e for e, _ in changed(root, pool, changed_tiers)]
     if all_:
         return pool
     if klass:
@@ -236,7 +258,15 @@ def main(args, root: Path) -> int:
     except ValueError as e:
         print(f"errbook run: {e}", file=sys.stderr)
         return 2
-    chosen = select(root, args.entries, args.klass, args.all)
+    chosen = select(root, args.entries, args.klass, args.all, args.tier if args.changed else "")
+    if args.dry_run:
+        for e in chosen:
+            print(e.id)
+        print(f"errbook run: {len(chosen)} runbook(s) would run", file=sys.stderr)
+        return 1 if chosen else 0
+    if not chosen:
+        print("runbooks: nothing to run")
+        return 0
     out_dir = Path(args.out) if args.out else paths.executed_dir(root)
     lpath = None if args.no_ledger else (Path(args.ledger) if args.ledger else ledger.default_path(root))
     records: list[dict] = []

@@ -351,8 +351,21 @@ def badge(outcome, label: str, target: str = "") -> str:
     return f"[{out}]({url(target)})" if target else out
 
 
+def tier_platform(tier: str, fp: dict, label: str, short: bool = False) -> str:
+    """Where a tier ran, in the words a badge uses: "CUDA · NVIDIA H200", "hipcc 5.2, Triton 3.9, no GPU"."""
+    plat = fp.get("platform", "cpu")
+    if plat == "cpu" and tier == "toolchain":
+        m = re.search(r"HIP (\d+\.\d+)", str(fp.get("hipcc") or ""))
+        tools = ([f"hipcc {m.group(1)}"] if m else []) + ([f"Triton {fp['triton']}"] if fp.get("triton") else [])
+        return "no GPU" if short else ", ".join(tools + ["no GPU"])
+    if short:
+        return {"cuda": "CUDA", "rocm": "ROCm"}.get(plat, "CPU")
+    return label
+
+
 def tier_status(e, records_by_platform: dict, notebooks: frozenset = frozenset()) -> list[dict]:
-    """For each tier the runbook declares: the evidence per platform (latest record per platform)."""
+    """For each tier the runbook declares: the evidence per platform (latest record per platform). `current`
+    is true only for a record made at the entry's current content digest (the plugin marks it: verified.py)."""
     out = []
     for t in [x for x in TIER_ORDER if x in e["verification"]["tiers"]]:
         rows = []
@@ -362,28 +375,37 @@ def tier_status(e, records_by_platform: dict, notebooks: frozenset = frozenset()
                 continue
             fp = rec.get("fingerprint") if isinstance(rec.get("fingerprint"), dict) else {}
             nb = str(rec.get("notebook", ""))
-            rows.append({"platform": str(rec.get("platform_label") or platform.label(fp)),
+            label = str(rec.get("platform_label") or platform.label(fp))
+            rows.append({"platform": label, "where": tier_platform(t, fp, label),
+                         "where_short": tier_platform(t, fp, label, short=True),
                          "outcome": str(tr.get("outcome", "")), "reason": str(tr.get("reason", rec.get("reason", ""))),
                          "date": str(rec.get("date", ""))[:10], "commit": str(rec.get("commit", ""))[:10],
-                         "notebook": nb, "fingerprint": fp, "has_nb": nb in notebooks})
+                         "notebook": nb, "fingerprint": fp, "has_nb": nb in notebooks,
+                         "current": rec.get("current") is True})
         out.append({"tier": t, "rows": rows})
     return out
 
 
 def tier_summary(e, records_by_platform: dict, short: bool = False) -> list[tuple[str, str, str]]:
-    """(tier, outcome class, words) per declared tier: passed somewhere beats failed beats not verified.
-    `short` leaves the platforms out (they are in the page's verification table)."""
+    """(tier, outcome class, words) per declared tier, from records at the current digest only: passed
+    somewhere beats failed beats not verified; a pass of an earlier version says so, with its date."""
     out = []
     for ts in tier_status(e, records_by_platform):
-        passed = sorted({r["platform"] for r in ts["rows"] if r["outcome"] == "passed"})
-        bad = [r for r in ts["rows"] if r["outcome"] in BAD]
-        t = ts["tier"]
+        t, rows = ts["tier"], ts["rows"]
+        cur = [r for r in rows if r["current"]]
+        passed = sorted({r["where_short" if short else "where"] for r in cur if r["outcome"] == "passed"})
+        bad = [r for r in cur if r["outcome"] in BAD]
+        earlier = sorted(r["date"] for r in rows if not r["current"] and r["outcome"] == "passed")
         if passed:
-            out.append((t, "passed", f"{t}: passed" + ("" if short else f" ({', '.join(passed)})")))
+            out.append((t, "passed", f"{t}: passed ({', '.join(passed)})"))
         elif bad:
-            out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}" + ("" if short else f" on {bad[0]['platform']}")))
-        elif ts["rows"]:
+            out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}" + ("" if short else f" on {bad[0]['where']}")))
+        elif earlier:
+            out.append((t, "none", f"{t}: verified an earlier version ({earlier[-1]})"))
+        elif cur:
             out.append((t, "skipped", f"{t}: not verified" + ("" if short else " (skipped)")))
+        elif rows:
+            out.append((t, "none", f"{t}: not run on this version"))
         else:
             out.append((t, "none", f"{t}: not run yet"))
     return out
@@ -394,16 +416,18 @@ def status_badges(e, records_by_platform: dict, short: bool = False) -> str:
 
 
 def verification_state(e, records_by_platform: dict) -> str:
-    """One word-group for filters: how far this entry has been verified."""
+    """One word-group for filters: how far this entry's current version has been verified."""
     summ = tier_summary(e, records_by_platform)
     if any(cls in BAD for _, cls, _ in summ):
         return "failing"
-    amd = any(r["outcome"] == "passed" and r["fingerprint"].get("platform") == "rocm"
+    amd = any(r["outcome"] == "passed" and r["current"] and r["fingerprint"].get("platform") == "rocm"
               for ts in tier_status(e, records_by_platform) for r in ts["rows"])
     if amd:
         return "verified on AMD GPU"
     if any(cls == "passed" for _, cls, _ in summ):
         return "verified without AMD GPU"
+    if any("earlier version" in words for _, _, words in summ):
+        return "verified an earlier version"
     return "not run yet"
 
 
@@ -630,7 +654,9 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset =
             nb = r["notebook"]
             nb_md = link("open", "../" + run_page_uri(nb)) if r["has_nb"] else ""
             reason = f" — {inline(r['reason'][:160])}" if r["outcome"] != "passed" and r["reason"] else ""
-            md.append(f"| {ts['tier']} | {inline(r['platform'])} | {badge(r['outcome'], r['outcome'])}{reason} "
+            out_badge = badge(r["outcome"], r["outcome"]) if r["current"] else \
+                badge("none", f"{r['outcome']} · earlier version")        # made before the entry last changed
+            md.append(f"| {ts['tier']} | {inline(r['where'])} | {out_badge}{reason} "
                       f"| {inline(r['date'])} | {_code_span(r['commit']) if r['commit'] else ''} | {nb_md} |")
     if not any_rocm:
         md.append("\n!!! warning \"Not yet verified on AMD hardware\"\n    No run of this runbook on a ROCm GPU is "
@@ -833,7 +859,9 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
           "GPUs — from the verification ledger (`runbooks/ledger.jsonl`). Each cell is the latest run there: its "
           "outcome, date and a link to the executed runbook; the icons below it are the outcome per tier.\n",
           " ".join(badge(o, o) for o in ("passed", "failed", "crashed", "timeout", "skipped")) + " "
-          + badge("none", "no run") + "\n"]
+          + badge("none", "no run") + " " + badge("none", "earlier version") + "\n\n"
+          "A run made before its entry's signatures, checks, fix or runbook last changed says *earlier version*: "
+          "it is not evidence for the entry as it is now.\n"]
     if problems:
         md.append('!!! danger "Ledger problems"\n' + "".join(f"    - {inline(p)}\n" for p in problems))
     if placeholder:
@@ -852,11 +880,16 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
             outcome = str(rec.get("outcome", ""))
             nb = str(rec.get("notebook", ""))
             target = run_page_uri(nb)[len("verification/"):] if nb in notebooks else ""
+            if rec.get("current") is not True:          # evidence about an earlier version of the entry
+                outcome = "none" if outcome == "passed" else outcome
+                label = f"{rec.get('outcome', '')} · earlier version"
+            else:
+                label = outcome or "unknown"
             tiers = rec.get("tiers") if isinstance(rec.get("tiers"), dict) else {}
             tier_txt = " ".join(f'<span class="eb-tier eb-{_outcome_class(v.get("outcome") if isinstance(v, dict) else "")}">'
                                 f"{inline(t)}</span>" for t, v in sorted(tiers.items(), key=lambda kv: TIER_ORDER.index(kv[0])
                                                                     if kv[0] in TIER_ORDER else 9))
-            cells.append(f"{badge(outcome, outcome or 'unknown', target)}<br>{inline(str(rec.get('date', ''))[:10])}"
+            cells.append(f"{badge(outcome, label, target)}<br>{inline(str(rec.get('date', ''))[:10])}"
                          f"<br><small>{tier_txt}</small>")
         if placeholder:
             cells.append(badge("none", "not yet"))
