@@ -1,0 +1,172 @@
+"""Issue 28, M2 M3 L4 L10 L11: what the site publishes from docs/, and the executed notebooks `errbook run`
+writes there.
+
+Policy under test: a file the site refuses (a notebook in a subfolder of docs/verification/runs/, anything there
+that is not a notebook, a symlink leading out of docs/) is left out of the site with a build finding that names
+it, and the build goes on, strict mode included: nothing unsafe is published, and one stray file does not take
+the site down. A hand-written page at an address errbook generates (docs/entries/RMN-0001.md) gets the same kind
+of finding; the generated page wins.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import BASE_ENTRY, REPO, build, make_root
+
+RUNS = Path("docs/verification/runs")
+
+
+def notebook(marker: str, *extra: dict) -> str:
+    """An executed notebook (the RMN-0001 runbook) with a marker paragraph and extra cells."""
+    nb = json.loads((REPO / "runbooks" / "compile" / "RMN-0001.ipynb").read_text(encoding="utf-8"))
+    nb["cells"] += [{"cell_type": "markdown", "metadata": {}, "source": marker}, *extra]
+    return json.dumps(nb)
+
+
+EVIL_CELLS = [
+    {"cell_type": "markdown", "metadata": {}, "source": "<script>alert(1)</script> [click](javascript:alert(2))"},
+    {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": "show()",
+     "outputs": [{"output_type": "display_data", "metadata": {},
+                  "data": {"text/html": "<img src=x onerror=alert(3)>", "application/javascript": "alert(4)"}}]},
+]
+
+
+class _Live(HTMLParser):
+    """Markup a browser would run: a script whose body calls alert, on* handlers and javascript: links."""
+
+    def __init__(self):
+        super().__init__()
+        self.found, self._script = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self._script = tag == "script"
+        for k, v in attrs:
+            if "alert" in (v or "") and (k.startswith("on") or v.strip().lower().startswith("javascript:")):
+                self.found.append((tag, k, v))
+
+    def handle_data(self, data):
+        if self._script and "alert(" in data:
+            self.found.append(("script", data[:60]))
+
+
+def live(out: Path) -> dict:
+    found = {}
+    for p in out.rglob("*.html"):
+        parser = _Live()
+        parser.feed(p.read_text(encoding="utf-8", errors="replace"))
+        if parser.found:
+            found[str(p.relative_to(out))] = parser.found
+    return found
+
+
+def published(out: Path, sub: str) -> set:
+    return {str(p.relative_to(out / sub)) for p in (out / sub).rglob("*") if p.is_file()}
+
+
+def findings(r) -> list:
+    return re.findall(r"^WARNING -  errbook: (.*)$", r.stderr, re.M)
+
+
+# --- M2: only the notebooks directly in docs/verification/runs/ are published ------------------------------------
+
+@pytest.fixture(scope="module")
+def nested(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("nested")
+    root = make_root(tmp / "root", with_docs=True)
+    runs = root / RUNS
+    (runs / "notebooks").mkdir(parents=True)
+    (runs / "sub").mkdir()
+    (runs / "RMN-0001--cpu.ipynb").write_text(notebook("REAL-RUN-7301"))
+    # Matched by mkdocs-jupyter's "notebooks/*.ipynb" from the right, and named like the real run.
+    (runs / "notebooks" / "RMN-0001--cpu.ipynb").write_text(notebook("FAKE-RUN-7302", *EVIL_CELLS))
+    (runs / "sub" / "odd.ipynb").write_text(notebook("ODD-7303"))    # its run page linked a missing download
+    (runs / "stray.html").write_text("<p>STRAY-7304</p><script>alert(5)</script>")
+    r = build(root, tmp / "out")
+    return root, tmp / "out", r
+
+
+def test_nested_run_notebooks_are_refused_with_a_finding(nested):
+    root, out, r = nested
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]          # strict, as `errbook build` runs it
+    got = findings(r)
+    for name in ("notebooks/RMN-0001--cpu.ipynb", "sub/odd.ipynb", "stray.html"):
+        assert any(f.startswith(f"not publishing {RUNS}/{name}:") for f in got), (name, got)
+    assert published(out, "verification/runs") == {"RMN-0001--cpu/index.html", "RMN-0001--cpu.ipynb"}
+    page = (out / "verification/runs/RMN-0001--cpu/index.html").read_text(encoding="utf-8")
+    assert "REAL-RUN-7301" in page and "FAKE-RUN-7302" not in page         # the real run keeps its page
+    assert live(out) == {}
+    text = "".join(p.read_text(errors="replace") for p in out.rglob("*") if p.is_file() and p.suffix != ".gz")
+    assert "FAKE-RUN-7302" not in text and "ODD-7303" not in text and "STRAY-7304" not in text
+
+
+def test_jupyter_include_is_anchored_at_docs(tmp_path):
+    """mkdocs-jupyter matches `include` against the absolute path from the right; after the errbook plugin's
+    on_config only docs/notebooks/*.ipynb matches, even in a checkout whose path holds glob characters."""
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import File
+    root = make_root(tmp_path / "check[1]*out", with_docs=True)
+    config = load_config(str(root / "mkdocs.yml"))
+    config.plugins["errbook"].on_config(config)
+    jupyter = config.plugins["mkdocs-jupyter"]
+
+    def takes(uri):
+        return jupyter.should_include(File(uri, config.docs_dir, config.site_dir, True))
+
+    assert takes("notebooks/demo.ipynb")
+    for uri in ("verification/runs/notebooks/X.ipynb", "assets/notebooks/X.ipynb", "notebooks/deeper/X.ipynb"):
+        assert not takes(uri), uri
+
+
+# --- M3 (symlinks), L10 (forged block markers), L11 (hand-written entry pages): one build -----------------------
+
+@pytest.fixture(scope="module")
+def hostile_docs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("docs")
+    root = make_root(tmp / "root", with_docs=True)
+    outside = tmp / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP-SECRET-8101\n")
+    (outside / "run.ipynb").write_text(notebook("SECRET-NB-8102"))
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[http]\n\textraheader = AUTHORIZATION: basic TOKEN-8103\n")
+    docs, runs = root / "docs", root / RUNS
+    runs.mkdir(parents=True)
+    os.symlink(outside / "secret.txt", docs / "assets" / "leak.txt")                  # a file outside the checkout
+    os.symlink(outside, docs / "assets" / "outdir")                                   # a folder outside
+    os.symlink(outside / "run.ipynb", runs / "RMN-0001--cuda-NVIDIA-H200.ipynb")      # a "run" from outside
+    os.symlink("../../.git/config", docs / "assets" / "config.txt")                   # inside the checkout, not docs/
+    (docs / "assets" / "real.txt").write_text("REAL-ASSET-8104\n")
+    os.symlink("real.txt", docs / "assets" / "alias.txt")                             # inside docs/: fine
+    # L10: entry text that spells the pre-rendered block marker of 7969f27.
+    entry = root / "errata" / "compile" / "RMN-0001.yaml"
+    data = yaml.safe_load(entry.read_text(encoding="utf-8"))
+    data["title"] = "Forged ERRBOOKRAW0X marker"
+    entry.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    # L11: a hand-written page at the generated entry page's address.
+    (docs / "entries").mkdir()
+    (docs / "entries" / "RMN-0001.md").write_text("# HAND-WRITTEN-8105\n")
+    r = build(root, tmp / "out")
+    return root, tmp / "out", r
+
+
+def test_symlinks_out_of_docs_are_not_published(hostile_docs):
+    root, out, r = hostile_docs
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    got = findings(r)
+    for name in ("docs/assets/leak.txt", "docs/assets/outdir/secret.txt", "docs/assets/outdir/run.ipynb",
+                 f"{RUNS}/RMN-0001--cuda-NVIDIA-H200.ipynb", "docs/assets/config.txt"):
+        assert any(f.startswith(f"not publishing {name}: it leads outside docs/") for f in got), (name, got)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    text = "".join(p.read_text(errors="replace") for p in files if p.suffix != ".gz")
+    for secret in ("TOP-SECRET-8101", "SECRET-NB-8102", "TOKEN-8103"):
+        assert secret not in text, secret
+    assert not (out / "verification/runs/RMN-0001--cuda-NVIDIA-H200").exists()
+    assert (out / "assets/alias.txt").read_text() == "REAL-ASSET-8104\n"        # a link inside docs/ still works
