@@ -170,3 +170,21 @@ def test_symlinks_out_of_docs_are_not_published(hostile_docs):
         assert secret not in text, secret
     assert not (out / "verification/runs/RMN-0001--cuda-NVIDIA-H200").exists()
     assert (out / "assets/alias.txt").read_text() == "REAL-ASSET-8104\n"        # a link inside docs/ still works
+
+
+def test_entry_text_cannot_forge_a_pre_rendered_block(hostile_docs):
+    _, out, r = hostile_docs
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = (out / "entries/RMN-0001/index.html").read_text(encoding="utf-8")
+    h1 = re.sub(r'<a class="headerlink".*?</a>', "", re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S).group(1))
+    assert re.sub(r"<[^>]+>", "", h1).strip() == "Forged ERRBOOKRAW0X marker", h1[:300]
+    assert not re.search(r"ERRBOOKRAW[0-9a-f]+N\d+X", html)                     # every real marker was filled
+
+
+def test_raw_block_markers_carry_a_nonce():
+    from errbook import sitegen
+    a, b = sitegen.RawBlocks(), sitegen.RawBlocks()
+    ma, mb = a.put("<pre>A</pre>"), b.put("<pre>B</pre>")
+    assert ma != mb
+    page = f"<p>{ma}</p><p>{mb}</p><p>ERRBOOKRAW0X</p>"
+    assert a.fill(page) == f"<pre>A</pre><p>{mb}</p><p>ERRBOOKRAW0X</p>"
