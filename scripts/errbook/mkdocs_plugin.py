@@ -119,6 +119,10 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
     def _add(self, files, config, uri: str, content: str | bytes, edit_uri: str | None = None) -> None:
         existing = files.get_file_from_path(uri)
         if existing is not None:
+            if existing.src_dir == config.docs_dir and existing.abs_src_path:
+                # The generated page wins: entries live in errata/, and a hand-written page must not replace one.
+                finding(f"{self._rel(existing)} is replaced by the page errbook generates from errata/ and the "
+                        "ledger; move its text to the entry's YAML or rename the file")
             files.remove(existing)
         f = File.generated(config, uri, content=content)
         if edit_uri:

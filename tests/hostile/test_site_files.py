@@ -188,3 +188,12 @@ def test_raw_block_markers_carry_a_nonce():
     assert ma != mb
     page = f"<p>{ma}</p><p>{mb}</p><p>ERRBOOKRAW0X</p>"
     assert a.fill(page) == f"<pre>A</pre><p>{mb}</p><p>ERRBOOKRAW0X</p>"
+
+
+def test_hand_written_entry_page_gets_a_finding_and_the_generated_page_wins(hostile_docs):
+    _, out, r = hostile_docs
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert any(f.startswith("docs/entries/RMN-0001.md is replaced by the page errbook generates")
+               for f in findings(r)), r.stderr[-3000:]
+    html = (out / "entries/RMN-0001/index.html").read_text(encoding="utf-8")
+    assert "HAND-WRITTEN-8105" not in html and "Forged ERRBOOKRAW0X marker" in html
