@@ -203,6 +203,18 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     return rec
 
 
+def out_dir_problem(out_dir: Path, root: Path) -> str:
+    """Why executed notebooks must not go to out_dir, or "". Inside docs/ only docs/verification/runs/ itself
+    will do: the site publishes the notebooks directly in it, escaped; it leaves out those in its subfolders,
+    and elsewhere in docs/ MkDocs or mkdocs-jupyter would publish them as they are, outputs and all."""
+    out, docs, runs = out_dir.resolve(), paths.docs_dir(root).resolve(), paths.executed_dir(root).resolve()
+    if out != runs and out.is_relative_to(docs):
+        where = runs.relative_to(root.resolve())
+        return (f"inside docs/, where the site takes executed notebooks only from {where} itself; use {where} "
+                "(the default) or a folder outside docs/")
+    return ""
+
+
 def select(root: Path, ids: list[str], klass: str | None, all_: bool) -> list[entries.Entry]:
     from . import validate
     usable, warnings = validate.usable_entries(root)
@@ -236,8 +248,12 @@ def main(args, root: Path) -> int:
     except ValueError as e:
         print(f"errbook run: {e}", file=sys.stderr)
         return 2
-    chosen = select(root, args.entries, args.klass, args.all)
     out_dir = Path(args.out) if args.out else paths.executed_dir(root)
+    problem = out_dir_problem(out_dir, root)
+    if problem:
+        print(f"errbook run: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
+    chosen = select(root, args.entries, args.klass, args.all)
     lpath = None if args.no_ledger else (Path(args.ledger) if args.ledger else ledger.default_path(root))
     records: list[dict] = []
     unsaved: list[dict] = []

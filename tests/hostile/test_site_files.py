@@ -125,6 +125,17 @@ def test_jupyter_include_is_anchored_at_docs(tmp_path):
         assert not takes(uri), uri
 
 
+@pytest.mark.parametrize("out", [str(RUNS / "notebooks"), str(RUNS / "sub" / "deeper"), "docs/notebooks", "docs"])
+def test_run_refuses_an_out_folder_the_site_would_publish_unescaped(tmp_path, out):
+    root = make_root(tmp_path / "root")
+    cmd = [sys.executable, "-m", "errbook.cli", "--root", str(root), "run", "RMN-0001", "--tier", "static",
+           "--no-progress", "--no-ledger", "--out", out]
+    r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"--out {out}:" in r.stderr and "docs/verification/runs" in r.stderr, r.stderr
+    assert not (root / out).exists() or not any((root / out).rglob("*.ipynb"))
+
+
 # --- M3 (symlinks), L10 (forged block markers), L11 (hand-written entry pages): one build -----------------------
 
 @pytest.fixture(scope="module")
