@@ -208,3 +208,61 @@ def test_hand_written_entry_page_gets_a_finding_and_the_generated_page_wins(host
                for f in findings(r)), r.stderr[-3000:]
     html = (out / "entries/RMN-0001/index.html").read_text(encoding="utf-8")
     assert "HAND-WRITTEN-8105" not in html and "Forged ERRBOOKRAW0X marker" in html
+
+
+# --- L4: two runs of one entry never show a reader half a notebook ----------------------------------------------
+
+GATED = """import os, pathlib, time
+sync = pathlib.Path(os.environ["ERRBOOK_ROOT"]) / "sync"
+(sync / f"started-{os.getpid()}").touch()
+ceiling = time.monotonic() + 900
+while not (sync / "go").exists() and time.monotonic() < ceiling:
+    time.sleep(0.05)
+
+@rb.check("static", "fine")
+def _():
+    assert True
+"""
+
+
+def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
+    """Both runs block mid-notebook (papermill has written the cells so far). While they do, the published
+    notebook must not exist yet, and each run writes a file of its own; afterwards one whole notebook is there
+    and nothing else."""
+    from errbook import scaffold
+    root = make_root(tmp_path / "root")
+    d = dict(yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8")), id="RMN-0002", aliases=[], related=[])
+    d["verification"] = {"runbook": "runbooks/compile/RMN-0002.ipynb", "tiers": ["static"]}
+    (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(d, allow_unicode=True))
+    scaffold.write_notebook(root / "runbooks" / "compile" / "RMN-0002.ipynb",
+                            scaffold.build_notebook("RMN-0002", "t", "i", [("code", GATED)]))
+    (root / "sync").mkdir()
+    runs = root / RUNS
+    cmd = [sys.executable, "-m", "errbook.cli", "--root", str(root), "run", "RMN-0002", "--tier", "static",
+           "--no-progress", "--json", "--timeout", "900"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+             for _ in range(2)]
+    try:
+        ceiling = time.monotonic() + 600                       # only catches a hang; the event is what we wait on
+        while len(list((root / "sync").glob("started-*"))) < 2:
+            assert time.monotonic() < ceiling, "the runbooks never started"
+            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.1)
+        in_progress = sorted(p.name for p in runs.iterdir())
+        visible = sorted(runs.glob("RMN-0002--*.ipynb"))
+        (root / "sync" / "go").touch()
+        results = [p.communicate(timeout=600) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, 9)
+                p.communicate()
+    assert visible == [], f"a run in progress is published: {visible}"
+    assert len(in_progress) == 2, in_progress                 # one file per run, not one shared
+    for p, (so, se) in zip(procs, results):
+        assert p.returncode == 0, se.decode()[-2000:]
+        assert json.loads(so)["records"][0]["outcome"] == "passed"
+    left = sorted(runs.iterdir())
+    assert len(left) == 1 and left[0].name.startswith("RMN-0002--") and left[0].suffix == ".ipynb", left
+    nb = json.loads(left[0].read_text(encoding="utf-8"))
+    assert all(c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code")   # a whole run
