@@ -2,9 +2,12 @@
 (no separate pre-step). Page layout lives in sitegen.py; this file only moves data in and files out."""
 from __future__ import annotations
 
+import glob
 import json
+import os
+import stat
 import sys
-from pathlib import Path
+from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
 from mkdocs.config import config_options as c
@@ -25,6 +28,13 @@ HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Mate
 MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
 
 
+def finding(msg: str) -> None:
+    """A build finding that does not abort the build: printed outside MkDocs' logger, so strict mode (on in
+    mkdocs.yml) keeps building. Used where the offending file is left out of the site, so nothing unsafe is
+    published and one stray file cannot take the whole site down."""
+    print(f"WARNING -  errbook: {msg}", file=sys.stderr)
+
+
 class ErrbookConfig(Config):
     root = c.Optional(c.Type(str))   # checkout root; default: the folder of mkdocs.yml
     branch = c.Type(str, default="main")
@@ -33,6 +43,7 @@ class ErrbookConfig(Config):
 class ErrbookPlugin(BasePlugin[ErrbookConfig]):
     def on_config(self, config):
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
+        self._anchor_jupyter(config)
         self.links = sitegen.Links(repo_url=config.repo_url or "", branch=self.config.branch)
         loaded, errors = entries_mod.load_all(self.root)
         for e in errors:
@@ -63,9 +74,58 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
             raise PluginError(f"signature does not compile (run `errbook validate`): {ex}") from None
         return config
 
+    @staticmethod
+    def _anchor_jupyter(config) -> None:
+        """mkdocs-jupyter tests `include` with PurePath(abs_src_path).match(pattern): a relative pattern matches
+        from the right, so "notebooks/*.ipynb" also took docs/verification/runs/notebooks/X.ipynb and rendered it
+        with live scripts. A pattern that is absolute must match the whole path: anchor each at docs_dir."""
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is None:
+            return
+        docs = glob.escape(os.path.normpath(config.docs_dir))      # a [ or * in the checkout path is literal
+        jupyter.config["include"] = [p if PurePath(p).is_absolute() else os.path.join(docs, p)
+                                     for p in jupyter.config["include"]]
+
+    def _rel(self, f: File) -> str:
+        return os.path.relpath(f.abs_src_path, self.root)
+
+    def _vet_docs(self, files, config) -> None:
+        """Leave out of the site, with a finding, every file of docs/ that is not a regular file inside docs/
+        (a symlink can point anywhere: outside the checkout, or at .git/config, which may hold a CI token), and
+        everything in docs/verification/runs/ but the executed notebooks directly in it. Those are errbook's
+        output and published escaped; anything in a subfolder would reach mkdocs-jupyter or MkDocs unescaped, and
+        its run page would take the address of a real run (pages are named by the notebook's stem)."""
+        docs = os.path.realpath(config.docs_dir)
+        for f in list(files):
+            if f.src_dir != config.docs_dir or not f.abs_src_path or not f.inclusion.is_in_serve():
+                continue                   # theme files, generated files, dotfiles (excluded: never published)
+            real = os.path.realpath(f.abs_src_path)
+            why = ""
+            if os.path.commonpath([real, docs]) != docs:
+                why = f"it leads outside docs/ (to {real})"
+            else:
+                try:
+                    if not stat.S_ISREG(os.stat(real).st_mode):
+                        why = "it is not a regular file"
+                except OSError as ex:
+                    why = f"it cannot be read ({ex.strerror})"
+            if not why and f.src_uri.startswith(sitegen.RUNS_DIR + "/"):
+                name = f.src_uri[len(sitegen.RUNS_DIR) + 1:]
+                if "/" in name:
+                    why = f"{sitegen.RUNS_DIR}/ publishes only the notebooks directly in it, not subfolders"
+                elif not name.endswith(".ipynb"):
+                    why = f"{sitegen.RUNS_DIR}/ holds executed notebooks (.ipynb) only"
+            if why:
+                finding(f"not publishing {self._rel(f)}: {why}")
+                files.remove(f)
+
     def _add(self, files, config, uri: str, content: str | bytes, edit_uri: str | None = None) -> None:
         existing = files.get_file_from_path(uri)
         if existing is not None:
+            if existing.src_dir == config.docs_dir and existing.abs_src_path:
+                # The generated page wins: entries live in errata/, and a hand-written page must not replace one.
+                finding(f"{self._rel(existing)} is replaced by the page errbook generates from errata/ and the "
+                        "ledger; move its text to the entry's YAML or rename the file")
             files.remove(existing)
         f = File.generated(config, uri, content=content)
         if edit_uri:
@@ -80,7 +140,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
             if isinstance(r, dict) and isinstance(r.get("notebook"), str):
                 by_nb[r["notebook"]] = r              # later lines win
         published = set()
-        for f in [f for f in files if f.src_uri.startswith(sitegen.RUNS_DIR + "/") and f.src_uri.endswith(".ipynb")]:
+        for f in [f for f in files if f.src_uri.startswith(sitegen.RUNS_DIR + "/") and f.src_uri.endswith(".ipynb")
+                  and f.inclusion.is_in_serve()]:            # not a runner's .RMN-*.tmp.ipynb (a dotfile)
             rel = "docs/" + f.src_uri
             name = f.src_uri.rsplit("/", 1)[-1][:-len(".ipynb")]
             nb, problem = None, ""
@@ -108,6 +169,7 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
 
     def on_files(self, files, config):
         self.raw: dict[str, sitegen.RawBlocks] = {}        # page -> its pre-rendered blocks (see on_page_content)
+        self._vet_docs(files, config)
         notebooks = self._run_pages(files, config)
         for e in self.entries + self.withdrawn:
             uri = sitegen.entry_uri(e.id)

@@ -33,6 +33,11 @@ def ledger_path(root: Path) -> Path:
     return root / "runbooks" / "ledger.jsonl"
 
 
+def docs_dir(root: Path) -> Path:
+    return root / "docs"
+
+
 def executed_dir(root: Path) -> Path:
-    """Executed runbooks are kept inside docs/ so mkdocs-jupyter renders them with their outputs."""
-    return root / "docs" / "verification" / "runs"
+    """Executed runbooks are kept inside docs/: the site gives each a page (escaped) and publishes the notebook.
+    Only the notebooks directly in it; the site refuses subfolders."""
+    return docs_dir(root) / "verification" / "runs"

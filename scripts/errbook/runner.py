@@ -144,21 +144,29 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     slug = ledger.platform_key(fp).replace(":", "-").replace(" ", "-")
     out_dir.mkdir(parents=True, exist_ok=True)
     nb_out = out_dir / f"{e.id}--{slug}.ipynb"
-    with tempfile.TemporaryDirectory(prefix="errbook-run-") as tmp:
-        result_path = Path(tmp) / "result.json"
-        params = dict(ver.get("parameters") or {})
-        params.update(entry_id=e.id, tiers=tiers, result_path=str(result_path))
-        env = dict(os.environ, ERRBOOK_ROOT=str(root), PYTHONUNBUFFERED="1")
-        t0 = time.time()
-        cmd = [sys.executable, "-c", _CHILD, str(nb_in), str(nb_out), json.dumps(params), str(timeout), str(root)]
-        rc, out = _execute(cmd, env, timeout, Path(tmp) / "child.log")
-        secs = round(time.time() - t0, 2)
-        result = _read_result(result_path)
-    if nb_out.is_file():
-        try:
-            nbcap.cap_notebook(nb_out)
-        except (OSError, ValueError) as ex:
-            print(f"errbook run: could not cap the outputs of {nb_out}: {ex}", file=sys.stderr)
+    # Papermill rewrites its output after every cell, and two runs of one entry on one platform share nb_out: each
+    # run writes a temp file of its own (a dotfile, which the site skips) and renames it into place when done,
+    # so a reader of nb_out sees one whole notebook, never a run in progress or two runs interleaved.
+    nb_tmp = out_dir / f".{nb_out.stem}.{uuid.uuid4().hex}.tmp.ipynb"
+    try:
+        with tempfile.TemporaryDirectory(prefix="errbook-run-") as tmp:
+            result_path = Path(tmp) / "result.json"
+            params = dict(ver.get("parameters") or {})
+            params.update(entry_id=e.id, tiers=tiers, result_path=str(result_path))
+            env = dict(os.environ, ERRBOOK_ROOT=str(root), PYTHONUNBUFFERED="1")
+            t0 = time.time()
+            cmd = [sys.executable, "-c", _CHILD, str(nb_in), str(nb_tmp), json.dumps(params), str(timeout), str(root)]
+            rc, out = _execute(cmd, env, timeout, Path(tmp) / "child.log")
+            secs = round(time.time() - t0, 2)
+            result = _read_result(result_path)
+        if nb_tmp.is_file():
+            try:
+                nbcap.cap_notebook(nb_tmp)
+            except (OSError, ValueError) as ex:
+                print(f"errbook run: could not cap the outputs of {nb_out}: {ex}", file=sys.stderr)
+            os.replace(nb_tmp, nb_out)
+    finally:
+        nb_tmp.unlink(missing_ok=True)          # Ctrl-C, or a failed rename: no temp file is left behind
     info = _last_json_line(out) if rc not in (0, None) else {}
     if rc is None:
         outcome, why = "timeout", f"the runbook exceeded {timeout:g}s in all; it and its kernel were killed"
@@ -203,6 +211,18 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     if why:
         rec["reason"] = why[-1500:]
     return rec
+
+
+def out_dir_problem(out_dir: Path, root: Path) -> str:
+    """Why executed notebooks must not go to out_dir, or "". Inside docs/ only docs/verification/runs/ itself
+    will do: the site publishes the notebooks directly in it, escaped; it leaves out those in its subfolders,
+    and elsewhere in docs/ MkDocs or mkdocs-jupyter would publish them as they are, outputs and all."""
+    out, docs, runs = out_dir.resolve(), paths.docs_dir(root).resolve(), paths.executed_dir(root).resolve()
+    if out != runs and out.is_relative_to(docs):
+        where = runs.relative_to(root.resolve())
+        return (f"inside docs/, where the site takes executed notebooks only from {where} itself; use {where} "
+                "(the default) or a folder outside docs/")
+    return ""
 
 
 def changed(root: Path, pool: list[entries.Entry], tiers: str) -> list[tuple[entries.Entry, list[str]]]:
@@ -258,6 +278,11 @@ def main(args, root: Path) -> int:
     except ValueError as e:
         print(f"errbook run: {e}", file=sys.stderr)
         return 2
+    out_dir = Path(args.out) if args.out else paths.executed_dir(root)
+    problem = out_dir_problem(out_dir, root)
+    if problem:
+        print(f"errbook run: --out {args.out}: {problem}", file=sys.stderr)
+        return 2
     chosen = select(root, args.entries, args.klass, args.all, args.tier if args.changed else "")
     if args.dry_run:
         for e in chosen:
@@ -267,7 +292,6 @@ def main(args, root: Path) -> int:
     if not chosen:
         print("runbooks: nothing to run")
         return 0
-    out_dir = Path(args.out) if args.out else paths.executed_dir(root)
     lpath = None if args.no_ledger else (Path(args.ledger) if args.ledger else ledger.default_path(root))
     records: list[dict] = []
     unsaved: list[dict] = []

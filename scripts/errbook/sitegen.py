@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import secrets
 from collections import Counter
 from dataclasses import dataclass
 
@@ -449,18 +450,21 @@ class RawBlocks:
     """Escaped HTML blocks (real log text, patterns, notebook cells) that skip Markdown and syntax highlighting:
     at a thousand entries and their runbooks those two would cost more than the rest of the build together.
     put() returns a marker paragraph for the Markdown; fill() swaps the rendered marker for the block.
-    Material still gives every such pre > code block its copy button, and search still indexes it."""
-    _RE = re.compile(r"(?:<p>)?ERRBOOKRAW(\d+)X(?:</p>)?")
+    Material still gives every such pre > code block its copy button, and search still indexes it.
+    The marker carries a random nonce drawn per page and build: entry text that spells a marker stays text and
+    cannot pull in another block."""
 
     def __init__(self):
         self.blocks: list[str] = []
+        self._tag = "ERRBOOKRAW" + secrets.token_hex(12)           # letters and digits only: Markdown keeps them
+        self._re = re.compile(rf"(?:<p>)?{self._tag}N(\d+)X(?:</p>)?")
 
     def put(self, block_html: str) -> str:
         self.blocks.append(block_html)
-        return f"ERRBOOKRAW{len(self.blocks) - 1}X"
+        return f"{self._tag}N{len(self.blocks) - 1}X"
 
     def fill(self, page_html: str) -> str:
-        return self._RE.sub(lambda m: self.blocks[int(m.group(1))] if int(m.group(1)) < len(self.blocks) else "",
+        return self._re.sub(lambda m: self.blocks[int(m.group(1))] if int(m.group(1)) < len(self.blocks) else "",
                             page_html)
 
 
