@@ -3,6 +3,7 @@
 //                      -> stdout: {"name": [results], ..., "__ms": n, "__first": {"name": first failure line or null}}
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
 //    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
+//    or: {"bundle": {...}, "ranges": [[version, range], ...]}    -> stdout: [true | false | null, ...]
 const path = require("path");
 const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "engine.js"));
 let input = "";
@@ -21,6 +22,10 @@ process.stdin.on("end", () => {
   }
   const out = {};
   const t0 = Date.now();
+  if (req.ranges) {       // {"bundle", "ranges": [[version, range], ...]} -> [true | false | null, ...]
+    process.stdout.write(JSON.stringify(req.ranges.map((vr) => engine.inRange(vr[0], vr[1]))));
+    return;
+  }
   const machine = req.facts ? engine.readFacts(req.facts).values : null;
   const first = {};
   for (const c of req.cases) {

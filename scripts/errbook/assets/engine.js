@@ -72,9 +72,16 @@
   }
 
   // ---- versions (versions.py) -------------------------------------------------------------------------------
+  // versions.py's MAX_DIGITS and RANGE_PATTERN: a longer number is no version, and a range that does not
+  // match cannot be read (unknown here; `errbook validate` names it).
+  const MAX_DIGITS = 15;
+  const RANGE = /^(any|(==|!=|>=|<=|~=|=|>|<) *[0-9]{1,15}(?:\.[0-9]{1,15})*( *, *(==|!=|>=|<=|~=|=|>|<) *[0-9]{1,15}(?:\.[0-9]{1,15})*)*)$/;
+  const CLAUSE = /^(==|!=|>=|<=|~=|=|>|<) *([0-9]{1,15}(?:\.[0-9]{1,15})*)$/;
   function parseVersion(v) {
     const m = /^[0-9]+(?:\.[0-9]+)*/.exec(String(v).trim().replace(/^v+/, ""));
-    return m ? m[0].split(".").map(Number) : null;
+    if (!m) return null;
+    const parts = m[0].split(".");
+    return parts.every((x) => x.length <= MAX_DIGITS) ? parts.map(Number) : null;
   }
   function cmp(a, b) {
     const n = Math.max(a.length, b.length);
@@ -83,13 +90,13 @@
   }
   function prefixEq(v, b) { for (let i = 0; i < b.length; i++) if (v[i] !== b[i]) return false; return v.length >= b.length; }
   function inRange(v, rng) {
+    if (typeof rng !== "string" || rng.length > 200 || !RANGE.test(rng)) return null;
     const ver = parseVersion(v);
     if (ver === null) return null;
-    if (String(rng).trim() === "any") return true;
-    for (const clause of String(rng).split(",")) {
-      const m = /^\s*([<>=!~]=?)\s*([0-9][0-9.]*)\s*$/.exec(clause);
-      if (!m) return null;
-      const op = m[1], bound = m[2].replace(/\.+$/, "").split(".").map(Number);
+    if (rng === "any") return true;
+    for (const clause of rng.split(",")) {
+      const m = CLAUSE.exec(clause.replace(/^ +| +$/g, ""));
+      const op = m[1], bound = m[2].split(".").map(Number);
       const c = cmp(ver, bound);
       let ok;
       if (op === "==" || op === "=") ok = prefixEq(ver, bound);
