@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from . import SCHEMA_VERSION, entries
+from . import SCHEMA_VERSION, entries, parameters
 
 SETUP = ("from errbook.runbook import Runbook\n"
          "from errbook import toolchains\n\n"
@@ -25,7 +25,7 @@ def params_source(entry_id: str, extra: dict | None = None) -> str:
     lines = [f'entry_id = "{entry_id}"',
              'tiers = "static,toolchain,gpu,rocm"  # which tiers to attempt; unavailable ones are recorded as skipped',
              'result_path = ""  # errbook run sets this; the outcome JSON is written there']
-    for k, v in (extra or {}).items():
+    for k, v in parameters.checked(extra).items():   # a name is written as code: identifiers only
         lines.append(f"{k} = {v!r}")
     return "\n".join(lines)
 

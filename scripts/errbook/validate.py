@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 
 from . import entries as entries_mod
-from . import checks, matcher, paths, regexsubset, variants, versions
+from . import checks, matcher, parameters, paths, regexsubset, variants, versions
 
 PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
 RUNBOOK_RE = re.compile(r"runbooks/(compile|runtime|performance)/RMN-[0-9]{4}\.ipynb")   # as in the schema
@@ -295,7 +295,7 @@ def range_fields(data: dict):
 
 def data_findings(e: entries_mod.Entry, unreadable_only: bool = False) -> list[Finding]:
     """Entry data every reader must be able to use, checked by the code that uses it: version ranges
-    (versions.parse_range). With unreadable_only, a range that parses
+    (versions.parse_range) and runbook parameters (parameters.py). With unreadable_only, a range that parses
     but holds no version (reversed, '>=7,<6') is not reported: it misleads, but breaks no reader."""
     out = []
     for path, rng in range_fields(e.data):
@@ -305,6 +305,11 @@ def data_findings(e: entries_mod.Entry, unreadable_only: bool = False) -> list[F
                                    f"version range {rng!r} holds no version (is it reversed?)"))
         except versions.RangeError as ex:
             out.append(Finding(e.rel, e.line_of(path), field_name(path), str(ex)))
+    ver = e.get("verification")
+    if isinstance(ver, dict):
+        for sub, msg in parameters.problems(ver.get("parameters")):
+            path = ("verification", "parameters") + sub
+            out.append(Finding(e.rel, e.line_of(path), field_name(path), msg))
     return out
 
 
@@ -328,9 +333,10 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
     for e in loaded:
         data_f = data_findings(e)
-        # A range the schema also refuses is named once, in the words of the code that reads it.
+        # A range or a parameter the schema also refuses is named once, in the words of the code that reads it.
         covered = {f.field for f in data_f}
-        schema_f = [f for f in schema_findings(e) if f.field not in covered]
+        schema_f = [f for f in schema_findings(e)
+                    if f.field not in covered and not f.field.startswith("verification.parameters")]
         findings += schema_f + data_f
         broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
         findings += _signature_findings(e, broken)
