@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import checks, logfacts, retrieval, triage
+from . import checks, facts, logfacts, retrieval, triage
 
 
 def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | None = None) -> dict:
@@ -35,4 +35,6 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
     out["checks"] = {e.id: (e.get("triggers") or {}).get("checks") for e in active
                      if not e.withdrawn and (e.get("triggers") or {}).get("checks")}
     out["check_bonus"] = checks.BONUS
+    # The facts file format and its limits, so the page accepts exactly the files `errbook doctor --facts` does.
+    out["facts_format"] = facts.reader_spec()
     return out

@@ -180,12 +180,29 @@ def render_value(name: str, v) -> str:
 
 # --- evaluation -------------------------------------------------------------------------------------------
 
-def evaluate_check(check: dict, values: dict, sources: dict | None = None) -> dict:
+def field_name(path: tuple) -> str:
+    """('triggers', 'checks', 0, 'when', 1) -> 'triggers.checks[0].when[1]' (as validate names fields)."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+class CheckError(ValueError):
+    """A check that cannot be evaluated (a version range that cannot be read); path is its field path in the
+    entry, so the reader can say file:line: field and go on with the other entries."""
+
+    def __init__(self, path: tuple, message: str):
+        super().__init__(message)
+        self.path, self.message = path, message
+
+
+def evaluate_check(check: dict, values: dict, sources: dict | None = None, path: tuple = ()) -> dict:
     sources = sources or {}
     conds = []
-    for c in check.get("when") or []:
+    for j, c in enumerate(check.get("when") or []):
         name = c.get("fact")
-        st = holds(c, values)
+        try:
+            st = holds(c, values)
+        except versions.RangeError as ex:
+            raise CheckError(path + ("when", j, "version"), str(ex)) from None
         known = name in values
         conds.append({"fact": name, "test": describe(c), "holds": st,
                       "value": values.get(name) if known else None, "known": known,
@@ -200,13 +217,13 @@ def evaluate_check(check: dict, values: dict, sources: dict | None = None) -> di
 
 def evaluate_entry(data: dict, values: dict, sources: dict | None = None) -> dict:
     """state: applies (a check holds), clear (every check is false), unknown (none holds, some could not be
-    checked), not_checkable (the entry says so) or unchecked (the entry has neither)."""
+    checked), not_checkable (the entry says so) or unchecked (the entry has neither). Raises CheckError."""
     t = data.get("triggers") or {}
     checks = t.get("checks") or []
     if not checks:
         return {"id": data.get("id"), "state": "not_checkable" if t.get("not_checkable") else "unchecked",
                 "checks": []}
-    res = [evaluate_check(c, values, sources) for c in checks]
+    res = [evaluate_check(c, values, sources, ("triggers", "checks", i)) for i, c in enumerate(checks)]
     if any(r["holds"] is True for r in res):
         state = "applies"
     elif any(r["holds"] is None for r in res):
@@ -236,12 +253,19 @@ def to_log_facts(values: dict) -> dict:
     return out
 
 
-def machine_bonus(entries, values: dict) -> dict[str, tuple[int, list[str]]]:
-    """{entry id: (score points, reasons)} for every entry one of whose checks holds on the machine."""
+def machine_bonus(entries, values: dict, problems: list | None = None) -> dict[str, tuple[int, list[str]]]:
+    """{entry id: (score points, reasons)} for every entry one of whose checks holds on the machine. An entry
+    whose checks cannot be evaluated gets no bonus; the reason goes to problems."""
     out = {}
     for e in entries:
         data = e.data if hasattr(e, "data") else e
-        r = evaluate_entry(data, values)
+        try:
+            r = evaluate_entry(data, values)
+        except CheckError as ex:
+            if problems is not None:
+                where = f"{e.rel}:{e.line_of(ex.path)}" if hasattr(e, "line_of") else str(data.get("id"))
+                problems.append(f"skipping the checks of {where}: {field_name(ex.path)}: {ex}")
+            continue
         if r["state"] == "applies":
             says = [c["says"] for c in r["checks"] if c["holds"] is True]
             out[data["id"]] = (BONUS, [f"this machine: {s}" for s in says])
@@ -275,9 +299,7 @@ def _arg_problem(op: str, typ: str, arg) -> str | None:
             return f"{op}: not a portable regular expression: {e}"
         return None
     if op == "version":
-        if not isinstance(arg, str) or versions.in_range("1.0", arg) is None:
-            return "version needs a version range such as '>=6.2,<7.0' or 'any'"
-        return None
+        return None   # read with every other range of the entry: validate.data_findings
     if op in ("contains", "not_contains"):
         return None if isinstance(arg, str) else f"{op} needs a string"
     if op in ("count_gte", "count_lte"):

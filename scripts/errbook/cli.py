@@ -35,7 +35,11 @@ def cmd_validate(args) -> int:
 
 def cmd_new(args) -> int:
     from . import scaffold
-    epath, rpath = scaffold.new_entry(_root(args), args.klass, args.title)
+    try:
+        epath, rpath = scaffold.new_entry(_root(args), args.klass, args.title)
+    except scaffold.ScaffoldError as e:
+        print(f"errbook new: {e}", file=sys.stderr)
+        return EXIT_USAGE
     print(json.dumps({"entry": str(epath), "runbook": str(rpath)}) if args.json else f"created {epath}\ncreated {rpath}")
     return EXIT_OK
 

@@ -82,8 +82,13 @@ def report(doc: dict, entries: list) -> dict:
     values = facts_mod.values_of(doc)
     sources = {k: v.get("source", "") for k, v in doc["facts"].items()}
     applies, unknown, counts = [], [], {"applies": 0, "clear": 0, "unknown": 0, "not_checkable": 0, "unchecked": 0}
+    skipped = []
     for e in sorted(entries, key=lambda x: x.id):
-        r = checks_mod.evaluate_entry(e.data, values, sources)
+        try:
+            r = checks_mod.evaluate_entry(e.data, values, sources)
+        except checks_mod.CheckError as ex:   # one unreadable entry costs only its own answer
+            skipped.append(f"{e.rel}:{e.line_of(ex.path)}: {checks_mod.field_name(ex.path)}: {ex}")
+            continue
         counts[r["state"]] += 1
         base = {"id": e.id, "title": e["title"], "title_zh": e.get("title_zh"), "class": e.klass}
         if r["state"] == "applies":
@@ -97,7 +102,7 @@ def report(doc: dict, entries: list) -> dict:
             "counts": counts, "facts": len(values), "collected": doc.get("collected"),
             "seconds": doc.get("seconds"),
             "failed_probes": [p for p in probes if isinstance(p, dict) and p.get("ok") is False],
-            "ignored_facts": doc.get("ignored") or []}
+            "ignored_facts": doc.get("ignored") or [], "skipped_entries": skipped}
 
 
 def print_human(rep: dict, out=sys.stdout) -> None:
@@ -168,6 +173,8 @@ def main(args, root: Path) -> int:
         for err in errors:
             print(f"errbook doctor: skipped {err.rel}:{err.line}: {err.message} (run errbook validate)", file=sys.stderr)
         rep = report(doc, list(entries_mod.active(loaded)))
+        for msg in rep["skipped_entries"]:
+            print(f"errbook doctor: skipped {msg} (run errbook validate)", file=sys.stderr)
     except facts_mod.FactsError as e:
         print(f"errbook doctor: {e}", file=sys.stderr)
         return EXIT_ERROR

@@ -28,13 +28,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
+from . import __version__, versions
 
 FORMAT, FORMAT_VERSION = "errbook-facts", 1
 TYPES = ("bool", "int", "str", "version", "list")
 DEFAULT_TIMEOUT = 4.0            # seconds for the slowest probe (the Python probe imports torch)
+# The limits of a facts file. parse() refuses a file beyond them, collect() never writes one (it cuts a list or a
+# string to fit and says so in the fact's source), and the paste page's engine applies the same ones: bundle.py
+# ships reader_spec() and engine.js's readFacts reads it.
 MAX_FILE_BYTES = 4 << 20         # a facts file larger than this is refused
 MAX_STR, MAX_LIST = 8192, 512    # longest string / list a facts file may hold
+MAX_INT = 2 ** 53                # an int fact is below this in magnitude (exact in JavaScript too)
+MAX_SECONDS = 10 ** 6            # "seconds" (how long the collection took) is a number from 0 to this
+MAX_DIGITS = versions.MAX_DIGITS  # a version fact whose leading number has a longer part is refused
+_LEADING_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -719,7 +726,6 @@ def _uniq(items: list) -> list:
 def _gcc_installs(machine: str, root: str = "/") -> tuple[list[str], str | None]:
     """GCC installations under /usr/lib/gcc/<machine>-linux-gnu/ with crtbegin.o (Debian/Ubuntu layout), oldest
     first, and the newest one if its libstdc++ headers (/usr/include/c++/<version>) are missing."""
-    from . import versions
     base = os.path.join(root, "usr", "lib", "gcc", f"{machine}-linux-gnu")
     vers = [n for n in (os.listdir(base) if os.path.isdir(base) else [])
             if versions.parse(n) is not None and os.path.isfile(os.path.join(base, n, "crtbegin.o"))]
@@ -976,13 +982,60 @@ def collect(timeout: float = DEFAULT_TIMEOUT, python: str | None = None, do_impo
     sources = {k: v["source"] for k, v in F.facts.items()}
     derive(values, sources)
     facts = {k: {"value": values[k], "source": sources[k]} for k in sorted(values)}
+    probes = sorted(F.probes, key=lambda p: p["probe"])
+    cut = fit(facts)
+    if cut:
+        probes.append({"probe": "limits", "ok": True, "changed": cut[:64]})
     return {"format": FORMAT, "version": FORMAT_VERSION, "errbook": __version__,
             "collected": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "seconds": round(time.perf_counter() - t0, 3),
-            "facts": facts, "probes": sorted(F.probes, key=lambda p: p["probe"])}
+            "seconds": min(round(time.perf_counter() - t0, 3), MAX_SECONDS),
+            "facts": facts, "probes": probes}
+
+
+def fit(facts: dict) -> list[str]:
+    """Make collected facts what parse() accepts, in place: a list longer than MAX_LIST keeps its first
+    MAX_LIST items and a string its first MAX_STR characters (the source says so); a value still refused is
+    dropped (the fact is then missing: "could not check"), and so are the largest facts while the whole would
+    exceed MAX_FILE_BYTES. Returns what was changed, one line each."""
+    changed = []
+    for name in list(facts):
+        rec = facts[name]
+        v = rec["value"]
+        if isinstance(v, list) and len(v) > MAX_LIST:
+            rec["source"] += f" (first {MAX_LIST} of {len(v)} items: a facts file holds no more)"
+            changed.append(f"{name}: first {MAX_LIST} of {len(v)} items")
+            v = v[:MAX_LIST]
+        if isinstance(v, list) and any(isinstance(x, str) and len(x) > MAX_STR for x in v):
+            v = [x[:MAX_STR] if isinstance(x, str) else x for x in v]
+            rec["source"] += f" (items cut to {MAX_STR} characters)"
+            changed.append(f"{name}: items cut to {MAX_STR} characters")
+        if isinstance(v, str) and len(v) > MAX_STR:
+            v = v[:MAX_STR]
+            rec["source"] += f" (first {MAX_STR} characters)"
+            changed.append(f"{name}: first {MAX_STR} characters")
+        rec["value"] = v
+        why = _check_value(name, VOCAB[name].type, v) if name in VOCAB else None
+        if why:
+            del facts[name]
+            changed.append(f"{name}: dropped, its value {why}")
+    # Sizes as `errbook doctor --collect` prints them (indent=1), with room for the header and the probes.
+    size = lambda x: len(json.dumps(x, indent=1, ensure_ascii=False).encode())  # noqa: E731
+    while facts and size(facts) > MAX_FILE_BYTES - (64 << 10):
+        name = max(facts, key=lambda n: size(facts[n]))
+        del facts[name]
+        changed.append(f"{name}: dropped, the facts file would exceed {MAX_FILE_BYTES >> 20} MiB")
+    return changed
 
 
 # --- reading a facts file ---------------------------------------------------------------------------------
+
+def reader_spec() -> dict:
+    """What a reader of facts files needs to accept exactly what parse() accepts (engine.js gets it in the
+    bundle): the format, the limits and each fact's type."""
+    return {"format": FORMAT, "version": FORMAT_VERSION, "max_file_bytes": MAX_FILE_BYTES, "max_str": MAX_STR,
+            "max_list": MAX_LIST, "max_int": MAX_INT, "max_seconds": MAX_SECONDS, "max_digits": MAX_DIGITS,
+            "types": {n: d.type for n, d in sorted(VOCAB.items())}}
+
 
 def _check_value(name: str, typ: str, v) -> str | None:
     if v is None:
@@ -990,11 +1043,16 @@ def _check_value(name: str, typ: str, v) -> str | None:
     if typ == "bool":
         return None if isinstance(v, bool) else "must be true, false or null"
     if typ == "int":
-        return None if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 53 else "must be an integer or null"
+        return None if isinstance(v, int) and not isinstance(v, bool) and abs(v) < MAX_INT else "must be an integer or null"
     if typ in ("str", "version"):
         if not isinstance(v, str):
             return "must be a string or null"
-        return None if len(v) <= MAX_STR else f"is longer than {MAX_STR} characters"
+        if len(v) > MAX_STR:
+            return f"is longer than {MAX_STR} characters"
+        m = _LEADING_NUMBER.match(v.strip().lstrip("v")) if typ == "version" else None
+        if m and any(len(x) > MAX_DIGITS for x in m.group(0).split(".")):
+            return f"is not a version: a number in it has more than {MAX_DIGITS} digits"
+        return None
     if typ == "list":
         if not isinstance(v, list):
             return "must be a list of strings or null"
@@ -1027,7 +1085,7 @@ def parse(text: str | bytes, where: str = "facts file") -> dict:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise FactsError(f"{where}: not an errbook facts file (expected an object with \"format\": \"{FORMAT}\"; "
                          "make one with `errbook doctor --collect > facts.json`)")
-    if doc.get("version") != FORMAT_VERSION:
+    if isinstance(doc.get("version"), bool) or doc.get("version") != FORMAT_VERSION:   # true == 1 in Python
         raise FactsError(f"{where}: facts format version {doc.get('version')!r} is not supported (this errbook reads {FORMAT_VERSION})")
     facts = doc.get("facts")
     if not isinstance(facts, dict):
@@ -1050,9 +1108,14 @@ def parse(text: str | bytes, where: str = "facts file") -> dict:
     out = {"format": FORMAT, "version": FORMAT_VERSION,
            "facts": {k: {"value": values[k], "source": sources[k]} for k in sorted(values)},
            "ignored": ignored}
-    for k in ("collected", "errbook", "seconds"):
-        if isinstance(doc.get(k), (str, int, float)) and not isinstance(doc.get(k), bool):
-            out[k] = doc[k] if not isinstance(doc[k], str) else doc[k][:64]
+    sec = doc.get("seconds")
+    if sec is not None:
+        if isinstance(sec, bool) or not isinstance(sec, (int, float)) or not 0 <= sec <= MAX_SECONDS:
+            raise FactsError(f'{where}: "seconds" must be a number from 0 to {MAX_SECONDS}')
+        out["seconds"] = sec
+    for k in ("collected", "errbook"):
+        if isinstance(doc.get(k), str):
+            out[k] = doc[k][:64]
     probes = doc.get("probes")
     if isinstance(probes, list):
         out["probes"] = [p for p in probes[:64] if isinstance(p, dict)]

@@ -65,6 +65,15 @@ def _arch_ok(gfx: str, archs: list[str]) -> bool:
     return any(gfx == a or (a.endswith("-generic") and gfx.startswith(a[:-len("-generic")])) for a in archs)
 
 
+def _in_range(v: str, rng) -> bool | None:
+    """A range that cannot be read says nothing (unknown), as in engine.js; triage reads only entries that
+    passed the schema and validate names the range."""
+    try:
+        return versions.in_range(v, rng)
+    except versions.RangeError:
+        return None
+
+
 def adjust(prof: dict, facts: dict) -> tuple[int, list[str]]:
     """(score points, reasons) for one entry."""
     plus, minus, why = 0, 0, []
@@ -80,7 +89,7 @@ def adjust(prof: dict, facts: dict) -> tuple[int, list[str]]:
             why.append(f"{names} {', '.join(facts['gfx'][:3])}; this entry is about {', '.join(prof['archs'][:4])}")
     for key, label in (("rocm", "ROCm"), ("torch", "PyTorch")):
         if prof.get(key) and facts.get(key):
-            inside = [versions.in_range(facts[key], r) for r in prof[key]]
+            inside = [_in_range(facts[key], r) for r in prof[key]]
             if any(x is True for x in inside):
                 plus += 1
                 why.append(f"{label} {facts[key]} is in the range this entry applies to")

@@ -19,7 +19,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from . import entries, ledger, ledgerrec, nbcap, paths, platform, proctree, verified
+from . import entries, ledger, ledgerrec, nbcap, parameters, paths, platform, proctree, verified
 
 # Run in a child process so a hang or a dead kernel cannot take the runner (and the other results) down.
 # The child remembers the kernel's process so a dead kernel is reported by its signal or exit status.
@@ -137,7 +137,9 @@ def _read_result(path: Path) -> dict | None:
 
 
 def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: Path) -> dict:
+    """Raises parameters.ParameterError, before anything runs, for parameters papermill would write as code."""
     ver = e["verification"]
+    params = parameters.checked(ver.get("parameters"))
     nb_in = root / ver["runbook"]
     content = verified.digest(e, root)          # what this run verifies, taken before it starts
     fp = platform.detect()["fingerprint"]
@@ -151,7 +153,6 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
     try:
         with tempfile.TemporaryDirectory(prefix="errbook-run-") as tmp:
             result_path = Path(tmp) / "result.json"
-            params = dict(ver.get("parameters") or {})
             params.update(entry_id=e.id, tiers=tiers, result_path=str(result_path))
             env = dict(os.environ, ERRBOOK_ROOT=str(root), PYTHONUNBUFFERED="1")
             t0 = time.time()
@@ -296,6 +297,7 @@ def main(args, root: Path) -> int:
     records: list[dict] = []
     unsaved: list[dict] = []
     save_errors: list[str] = []
+    refused = 0
     bar = None
     if not args.no_progress and not args.json:
         from tqdm import tqdm
@@ -304,7 +306,12 @@ def main(args, root: Path) -> int:
     try:
         futs = {ex.submit(run_one, e, root, args.tier, args.timeout, out_dir): e for e in chosen}
         for f in as_completed(futs):
-            rec = f.result()
+            try:
+                rec = f.result()
+            except parameters.ParameterError as err:   # select() skips such entries; this is the second line
+                print(f"errbook run: {futs[f].rel}: refused: {err}", file=sys.stderr)
+                refused += 1
+                continue
             records.append(rec)
             if lpath:
                 try:
@@ -339,5 +346,7 @@ def main(args, root: Path) -> int:
     sys.stdout.flush()
     if unsaved:
         _report_unsaved(unsaved, lpath, save_errors)
+        return 2
+    if refused:
         return 2
     return 1 if bad else 0

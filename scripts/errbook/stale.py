@@ -44,11 +44,16 @@ def due(entries, releases: dict, today: dt.date) -> list[dict]:
             reasons.append("never reviewed")
         elif (today - rdate).days > REVIEW_DAYS:
             reasons.append(f"last reviewed {rdate} ({(today - rdate).days} days ago)")
-        for a in e.get("applies_to") or []:
+        for i, a in enumerate(e.get("applies_to") or []):
             rel = releases.get(a.get("component"))
             if not rel or a.get("fixed_in"):
                 continue
-            ub = versions.upper_bound(a.get("versions", ""))
+            try:
+                ub = versions.upper_bound(a.get("versions", ""))
+            except versions.RangeError as ex:   # this entry is due (its range needs fixing); the others go on
+                line = e.line_of(("applies_to", i, "versions")) if hasattr(e, "line_of") else 1
+                reasons.append(f"{e.rel}:{line}: applies_to[{i}].versions: {ex} (run errbook validate)")
+                continue
             newest = versions.parse(rel["newest"])
             if ub is not None and newest is not None and ub <= newest:
                 reasons.append(f"{a['component']} range '{a['versions']}' ends before the newest release "

@@ -49,12 +49,12 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     usable, errors = validate.usable_entries(root)
     active = list(entries_mod.active(usable))
     bonus = None
+    skipped: list[str] = []
     if doctor_facts is not None:
         from . import checks, facts as facts_mod
         values = facts_mod.values_of(doctor_facts)
         machine_facts = dict(checks.to_log_facts(values), **(machine_facts or {}))
-        bonus = checks.machine_bonus(active, values)
-    skipped: list[str] = []
+        bonus = checks.machine_bonus(active, values, skipped)
     m = build_matcher(active, skipped)
     errors = list(errors) + skipped
     scan = m.new_scan()

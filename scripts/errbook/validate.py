@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 
 from . import entries as entries_mod
-from . import checks, matcher, paths, regexsubset, variants
+from . import checks, matcher, parameters, paths, regexsubset, variants, versions
 
 PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
 RUNBOOK_RE = re.compile(r"runbooks/(compile|runtime|performance)/RMN-[0-9]{4}\.ipynb")   # as in the schema
@@ -273,6 +273,46 @@ def _benign_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findin
     return out
 
 
+def range_fields(data: dict):
+    """(field path, value) of every version range in an entry: applies_to, triggers.rocm_versions,
+    triggers.frameworks and the `version` operator of machine checks."""
+    for i, a in enumerate(_list(data.get("applies_to"))):
+        if isinstance(a, dict) and "versions" in a:
+            yield ("applies_to", i, "versions"), a["versions"]
+    t = data.get("triggers")
+    if not isinstance(t, dict):
+        return
+    for i, r in enumerate(_list(t.get("rocm_versions"))):
+        yield ("triggers", "rocm_versions", i), r
+    for i, f in enumerate(_list(t.get("frameworks"))):
+        if isinstance(f, dict) and "versions" in f:
+            yield ("triggers", "frameworks", i, "versions"), f["versions"]
+    for i, chk in enumerate(_list(t.get("checks"))):
+        for j, cond in enumerate(_list(chk.get("when")) if isinstance(chk, dict) else []):
+            if isinstance(cond, dict) and "version" in cond:
+                yield ("triggers", "checks", i, "when", j, "version"), cond["version"]
+
+
+def data_findings(e: entries_mod.Entry, unreadable_only: bool = False) -> list[Finding]:
+    """Entry data every reader must be able to use, checked by the code that uses it: version ranges
+    (versions.parse_range) and runbook parameters (parameters.py). With unreadable_only, a range that parses
+    but holds no version (reversed, '>=7,<6') is not reported: it misleads, but breaks no reader."""
+    out = []
+    for path, rng in range_fields(e.data):
+        try:
+            if versions.is_empty(rng) and not unreadable_only:
+                out.append(Finding(e.rel, e.line_of(path), field_name(path),
+                                   f"version range {rng!r} holds no version (is it reversed?)"))
+        except versions.RangeError as ex:
+            out.append(Finding(e.rel, e.line_of(path), field_name(path), str(ex)))
+    ver = e.get("verification")
+    if isinstance(ver, dict):
+        for sub, msg in parameters.problems(ver.get("parameters")):
+            path = ("verification", "parameters") + sub
+            out.append(Finding(e.rel, e.line_of(path), field_name(path), msg))
+    return out
+
+
 def usable_entries(root: Path) -> tuple[list[entries_mod.Entry], list[str]]:
     """Entries every reader can rely on (loaded and schema-valid), and a warning for each file left out.
     For readers other than validate: run, the site, triage. Ids are not deduplicated here."""
@@ -280,7 +320,7 @@ def usable_entries(root: Path) -> tuple[list[entries_mod.Entry], list[str]]:
     warnings = [f"skipping {err.kind} {err}" for err in errors]
     usable = []
     for e in loaded:
-        bad = schema_findings(e)
+        bad = data_findings(e, unreadable_only=True) or schema_findings(e)   # the first in plainer words
         if bad:
             warnings.append(f"skipping invalid {bad[0]}" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
         else:
@@ -292,8 +332,12 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
     for e in loaded:
-        schema_f = schema_findings(e)
-        findings += schema_f
+        data_f = data_findings(e)
+        # A range or a parameter the schema also refuses is named once, in the words of the code that reads it.
+        covered = {f.field for f in data_f}
+        schema_f = [f for f in schema_findings(e)
+                    if f.field not in covered and not f.field.startswith("verification.parameters")]
+        findings += schema_f + data_f
         broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
         findings += _signature_findings(e, broken)
         findings += _text_findings(e, root)

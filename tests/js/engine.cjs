@@ -3,6 +3,7 @@
 //                      -> stdout: {"name": [results], ..., "__ms": n, "__first": {"name": first failure line or null}}
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
 //    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
+//    or: {"bundle": {...}, "read_facts": [...]} / {"bundle": {...}, "ranges": [...]}   (see below)
 const path = require("path");
 const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "engine.js"));
 let input = "";
@@ -21,7 +22,16 @@ process.stdin.on("end", () => {
   }
   const out = {};
   const t0 = Date.now();
-  const machine = req.facts ? engine.readFacts(req.facts).values : null;
+  if (req.read_facts) {   // {"bundle", "read_facts": [{"text": ...} | {"b64": <the file's bytes>}, ...]} -> [{values, error}, ...]
+    const read = (f) => engine.readFacts(f.b64 !== undefined ? new Uint8Array(Buffer.from(f.b64, "base64")) : f.text, req.bundle);
+    process.stdout.write(JSON.stringify(req.read_facts.map(read)));
+    return;
+  }
+  if (req.ranges) {       // {"bundle", "ranges": [[version, range], ...]} -> [true | false | null, ...]
+    process.stdout.write(JSON.stringify(req.ranges.map((vr) => engine.inRange(vr[0], vr[1]))));
+    return;
+  }
+  const machine = req.facts ? engine.readFacts(req.facts, req.bundle).values : null;
   const first = {};
   for (const c of req.cases) {
     const r = engine.triageText(eng, c.text, "", machine);

@@ -72,9 +72,16 @@
   }
 
   // ---- versions (versions.py) -------------------------------------------------------------------------------
+  // versions.py's MAX_DIGITS and RANGE_PATTERN: a longer number is no version, and a range that does not
+  // match cannot be read (unknown here; `errbook validate` names it).
+  const MAX_DIGITS = 15;
+  const RANGE = /^(any|(==|!=|>=|<=|~=|=|>|<) *[0-9]{1,15}(?:\.[0-9]{1,15})*( *, *(==|!=|>=|<=|~=|=|>|<) *[0-9]{1,15}(?:\.[0-9]{1,15})*)*)$/;
+  const CLAUSE = /^(==|!=|>=|<=|~=|=|>|<) *([0-9]{1,15}(?:\.[0-9]{1,15})*)$/;
   function parseVersion(v) {
     const m = /^[0-9]+(?:\.[0-9]+)*/.exec(String(v).trim().replace(/^v+/, ""));
-    return m ? m[0].split(".").map(Number) : null;
+    if (!m) return null;
+    const parts = m[0].split(".");
+    return parts.every((x) => x.length <= MAX_DIGITS) ? parts.map(Number) : null;
   }
   function cmp(a, b) {
     const n = Math.max(a.length, b.length);
@@ -83,13 +90,13 @@
   }
   function prefixEq(v, b) { for (let i = 0; i < b.length; i++) if (v[i] !== b[i]) return false; return v.length >= b.length; }
   function inRange(v, rng) {
+    if (typeof rng !== "string" || rng.length > 200 || !RANGE.test(rng)) return null;
     const ver = parseVersion(v);
     if (ver === null) return null;
-    if (String(rng).trim() === "any") return true;
-    for (const clause of String(rng).split(",")) {
-      const m = /^\s*([<>=!~]=?)\s*([0-9][0-9.]*)\s*$/.exec(clause);
-      if (!m) return null;
-      const op = m[1], bound = m[2].replace(/\.+$/, "").split(".").map(Number);
+    if (rng === "any") return true;
+    for (const clause of rng.split(",")) {
+      const m = CLAUSE.exec(clause.replace(/^ +| +$/g, ""));
+      const op = m[1], bound = m[2].split(".").map(Number);
       const c = cmp(ver, bound);
       let ok;
       if (op === "==" || op === "=") ok = prefixEq(ver, bound);
@@ -403,17 +410,62 @@
     return true;
   }
 
-  /** A facts document (errbook doctor --collect) -> {values, error}. Never throws. */
-  function readFacts(text) {
+  // One fact's value against its declared type and the limits (facts.py _check_value); null when it is fine.
+  function factProblem(spec, typ, v) {
+    if (v === null) return null;
+    const chars = (x) => Array.from(x).length;   // code points, as Python's len()
+    if (typ === "bool") return typeof v === "boolean" ? null : "must be true, false or null";
+    if (typ === "int") return Number.isInteger(v) && Math.abs(v) < spec.max_int ? null : "must be an integer or null";
+    if (typ === "str" || typ === "version") {
+      if (typeof v !== "string") return "must be a string or null";
+      if (chars(v) > spec.max_str) return `is longer than ${spec.max_str} characters`;
+      const m = typ === "version" ? /^[0-9]+(?:\.[0-9]+)*/.exec(v.trim().replace(/^v+/, "")) : null;
+      if (m && m[0].split(".").some((x) => x.length > spec.max_digits))
+        return `is not a version: a number in it has more than ${spec.max_digits} digits`;
+      return null;
+    }
+    if (typ === "list") {
+      if (!Array.isArray(v)) return "must be a list of strings or null";
+      if (v.length > spec.max_list) return `has more than ${spec.max_list} items`;
+      if (!v.every((x) => typeof x === "string" && chars(x) <= spec.max_str)) return "must hold only strings";
+      return null;
+    }
+    return "has an unknown type";
+  }
+
+  /** A facts document (errbook doctor --collect) -> {values, error}, accepting exactly what the CLI's facts.parse
+   *  accepts: the format, the limits and the fact types come from the bundle (bundle.facts_format). Unknown facts
+   *  are left out. Never throws. */
+  function readFacts(text, bundle) {
+    const spec = bundle && bundle.facts_format;
+    const bad = (msg) => ({ values: null, error: msg });
+    if (!spec) return bad("this page cannot read facts files (its bundle has no facts format)");
+    if (typeof text !== "string") {   // the file's bytes (an ArrayBuffer or Uint8Array): UTF-8, as the CLI reads it
+      const bytes = text instanceof Uint8Array ? text : new Uint8Array(text);
+      if (bytes.length > spec.max_file_bytes) return bad(`larger than ${spec.max_file_bytes >> 20} MiB; not a facts file`);
+      try { text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes); }
+      catch (e) { return bad("not UTF-8"); }
+    }
+    if (new TextEncoder().encode(text).length > spec.max_file_bytes)
+      return bad(`larger than ${spec.max_file_bytes >> 20} MiB; not a facts file`);
     let doc;
-    try { doc = JSON.parse(text); } catch (e) { return { values: null, error: "not JSON: " + e.message }; }
-    if (!doc || typeof doc !== "object" || !doc.facts || typeof doc.facts !== "object" || Array.isArray(doc.facts))
-      return { values: null, error: "not an errbook facts file (no \"facts\" object): make it with errbook doctor --collect" };
+    try { doc = JSON.parse(text); } catch (e) { return bad("not valid JSON: " + e.message); }
+    if (!doc || typeof doc !== "object" || Array.isArray(doc) || doc.format !== spec.format)
+      return bad(`not an errbook facts file (expected an object with "format": "${spec.format}"; make one with errbook doctor --collect)`);
+    if (doc.version !== spec.version) return bad(`facts format version ${JSON.stringify(doc.version)} is not supported`);
+    if (!doc.facts || typeof doc.facts !== "object" || Array.isArray(doc.facts))
+      return bad('"facts" must be an object of fact name -> {"value", "source"}');
     const values = {};
     for (const [k, v] of Object.entries(doc.facts)) {
-      if (!v || typeof v !== "object" || !("value" in v)) return { values: null, error: `fact ${k} has no value` };
+      if (!Object.prototype.hasOwnProperty.call(spec.types, k)) continue;
+      if (!v || typeof v !== "object" || Array.isArray(v) || !("value" in v)) return bad(`fact ${k}: expected an object with "value"`);
+      const why = factProblem(spec, spec.types[k], v.value);
+      if (why) return bad(`fact ${k} (${spec.types[k]}) ${why}`);
       values[k] = v.value;
     }
+    const sec = doc.seconds;
+    if (sec !== undefined && sec !== null && !(typeof sec === "number" && sec >= 0 && sec <= spec.max_seconds))
+      return bad(`"seconds" must be a number from 0 to ${spec.max_seconds}`);
     return { values: values, error: null };
   }
 

@@ -387,8 +387,8 @@
       factsInput.addEventListener("change", () => {
         const f = factsInput.files[0];
         if (!f) { machineValues = null; return; }
-        f.text().then((txt) => {
-          const r = api.readFacts(txt);
+        f.arrayBuffer().then((buf) => {
+          const r = api.readFacts(buf, root.ERRBOOK_BUNDLE);   // bytes: sizes and UTF-8 read as the CLI reads them
           machineValues = r.values;
           const msg = r.error ? t("facts_bad", r.error) : t("facts", Object.keys(r.values).length);
           out.replaceChildren(el("p", msg, r.error ? "eb-error" : "eb-status"));
