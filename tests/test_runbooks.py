@@ -150,3 +150,27 @@ def test_triton_checks_declare_their_need(tmp_path):
             assert _tier_ok(x["tiers"]["toolchain"], {triton_missing}), (x["entry"], x["tiers"]["toolchain"])
     printed = "".join(p.read_text() for p in (tmp_path / "nb").glob("*.ipynb"))
     assert re.search(r"\[skipped\] toolchain: [^\n]* — " + triton_missing, printed)   # the case was exercised
+
+
+def test_fix_check_reads_only_the_fix():
+    """Issue 26 (RMN-0114): 'signatures no longer match' must see the fix's output alone. A text that still carries
+    the reproduction's output fails by name, whether the reproduction matched the signatures or only ran."""
+    from errbook.runbook import Runbook
+    rb = Runbook("RMN-0001", tiers="static")
+    repro = rb.entry["signatures"][0]["examples"][0]["text"]       # "... fatal error: 'cuda_runtime.h' file not found"
+    rb.expect_signature(repro)
+    fixed = "$ hipcc --offload-arch=gfx90a -c ported.hip -o ported.o\n"
+    rb.expect_no_signature(fixed)                                  # the fix's own output passes
+    rb.expect_no_signature("note: see 'cuda_runtime.h' file not found in the porting guide\n")   # unrelated text too
+    one_log = "$ hipcc -c a.hip\n" + repro.splitlines()[0] + "\n" + fixed   # a build log that kept the failing line
+    for text in (repro + fixed, fixed + repro, one_log):
+        with pytest.raises(AssertionError, match=r"the fix's output still contains the reproduction's output: "
+                                                 r"\"a\.hip:1:10: fatal error: 'cuda_runtime\.h' file not found\""):
+            rb.expect_no_signature(text)
+    # A reproduction that no signature matches yet (on a CUDA GPU, say) is remembered with note_reproduction: reading
+    # it together with the fix fails now, not on the day a new signature starts to match it.
+    rb = Runbook("RMN-0001", tiers="static")
+    cuda = rb.note_reproduction("arch NVIDIA H200\ntorch.float32 FLASH RuntimeError: No available kernel. Aborting execution.\n")
+    rb.expect_no_signature("arch NVIDIA H200\ntorch.float16 FLASH OK\n")      # its own process: one common line is fine
+    with pytest.raises(AssertionError, match=r"still contains the reproduction's output: 'arch NVIDIA H200' \(all 2 line"):
+        rb.expect_no_signature(cuda + "torch.float16 FLASH OK\n")

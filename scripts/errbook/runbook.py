@@ -14,6 +14,13 @@ A check whose tier was not asked for, or whose tier or tool is missing here, is 
 reason; it never counts as passed. Every tool a check uses beyond its tier's own must be declared in `needs`
 (platform.needs_available lists them: a Triton check declares "triton-amd", since the toolchain tier is
 available with hipcc alone); an unknown need is an error, not a silent "available". An AssertionError is 'failed'; any other exception is 'error'.
+
+The reproduction's output and the fix's output are kept apart: every text `expect_signature` matched (and every
+text given to `note_reproduction`) is remembered as the reproduction's output, with the lines that matched.
+`expect_no_signature(text)` fails with "the fix's output still contains the reproduction's output" when `text`
+holds such an output verbatim (a whole block of its lines), or every line of one piece of its evidence: a check
+that reads the reproduction and the fix from one process, one log or one concatenated string fails by name,
+even before a signature exists that would match the reproduction's lines.
 """
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ import traceback
 from functools import lru_cache
 from pathlib import Path
 
-from . import entries, matcher, paths, platform
+from . import entries, matcher, normalize, paths, platform
 
 class Skip(Exception):
     """Raise inside a check when this machine cannot show what the check is about (say why)."""
@@ -40,6 +47,31 @@ def _entry(entry_id: str):
                 return e
             raise ValueError(f"{e.rel}:{e.line}: {e.message}")
     raise KeyError(f"no entry {entry_id} under {root / 'errata'}")
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    """A captured output as lines without trailing blanks, leading and trailing empty lines dropped."""
+    lines = [l.rstrip() for l in (text or "").splitlines()]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return tuple(lines)
+
+
+def _subs(raw: str) -> list[str]:
+    """The cleaned sub-lines the matcher sees for one physical line (evidence is recorded in this form)."""
+    return normalize.clean(normalize.cap_raw(raw))
+
+
+def _contains_block(lines: tuple[str, ...], block: tuple[str, ...]) -> bool:
+    """`block` occurs in `lines` as consecutive whole lines (a line-aligned substring: 'error: x' is not found
+    inside 'warning: error: x')."""
+    n = len(block)
+    if not n or n > len(lines):
+        return False
+    first = block[0]
+    return any(lines[i] == first and lines[i:i + n] == block for i in range(len(lines) - n + 1))
 
 
 def _parse_tiers(tiers) -> list[str]:
@@ -62,6 +94,8 @@ class Runbook:
         self.needs = platform.needs_available(self.platform)
         self.checks: list[dict] = []
         self.started = time.time()
+        self._repro_texts: list[tuple[str, ...]] = []     # reproduction outputs, as lines (see _contains_block)
+        self._repro_evidence: list[tuple[str, ...]] = []  # cleaned sub-lines of each evidence chain they matched
 
     @property
     def entry(self):
@@ -113,7 +147,8 @@ class Runbook:
         return deco
 
     def expect_signature(self, text: str, signature: str | None = None) -> list[dict]:
-        """Assert that the entry's own signatures (or the named one) match captured output; return the evidence."""
+        """Assert that the entry's own signatures (or the named one) match captured output; return the evidence.
+        The text is remembered as the reproduction's output (see expect_no_signature)."""
         e = self.entry
         sigs = [s for s in e["signatures"] if signature is None or s["id"] == signature]
         assert sigs, f"{self.entry_id} has no signature {signature!r}"
@@ -121,13 +156,47 @@ class Runbook:
         res = m.match_text(text)
         assert res, (f"none of {self.entry_id}'s signatures {[s['id'] for s in sigs]} matched the captured output:\n"
                      + text[-3000:])
+        self.note_reproduction(text)
+        for ev in res[0]["evidence"]:
+            chain = tuple(h["text"] for h in ev["lines"] if h.get("text"))
+            if chain and chain not in self._repro_evidence:
+                self._repro_evidence.append(chain)
         return res[0]["evidence"]
 
+    def note_reproduction(self, text: str) -> str:
+        """Remember output captured from the reproduction that is not matched against the signatures here (on a
+        CUDA GPU, say), so that expect_no_signature refuses a text that still contains it. Returns the text."""
+        lines = _lines(text)
+        if lines and lines not in self._repro_texts:
+            self._repro_texts.append(lines)
+        return text
+
     def expect_no_signature(self, text: str) -> None:
+        """Assert that the entry's signatures do not match the fix's output, and that this output is the fix's
+        alone: it must not contain a reproduction's output (see the module's docstring)."""
+        found = self._reproduction_in(text)
+        assert found is None, (f"{self.entry_id}: the fix's output still contains the reproduction's output: {found[0]!r} "
+                               f"({found[1]}; read only the fix's output: run the fix in its own process or capture, not "
+                               "together with the reproduction; if it already ran alone, the fix did not remove the problem)")
         e = self.entry
         m = matcher.Matcher([matcher.build_signature(e.id, s) for s in e["signatures"]])
         res = m.match_text(text)
         assert not res, f"{self.entry_id}'s signatures still match after the fix: {res[0]['evidence'][:1]}"
+
+    def _reproduction_in(self, text: str) -> tuple[str, str] | None:
+        """(a line, how it was found) when `text` still carries a remembered reproduction output, else None."""
+        lines = _lines(text)
+        evidence = {s for chain in self._repro_evidence for s in chain}
+        for block in self._repro_texts:
+            if _contains_block(lines, block):      # the line to show: one the reproduction matched, if any
+                line = next((l for l in block if evidence & set(_subs(l))), block[0])
+                return line, f"all {len(block)} line(s) of a reproduction's output, in order"
+        if self._repro_evidence:
+            subs = {s for raw in normalize.split_lines(text) for s in _subs(raw)}
+            for chain in self._repro_evidence:
+                if all(s in subs for s in chain):
+                    return chain[0], "the line(s) a reproduction matched"
+        return None
 
     def tier_outcomes(self) -> dict:
         out = {}
