@@ -186,9 +186,10 @@ second stage ranks entries by similarity to their text and says "likely"; it abs
 normal output. Lines stating the GPU (gfx id), the ROCm or PyTorch version or ROCm/HIP environment variables
 re-rank the candidates through the entries' triggers.
 
-What is read: logs of any size (a big file is scanned by one process per core); lines end at \\n, \\r\\n or a
-lone \\r (CR-only logs included); JSON-escaped logs (\\n inside a JSON string, as CI systems and container
-runtimes export) are split at their escaped newlines; ANSI colours, timestamps and launcher, kernel-log,
+What is read: logs of any size (a big file is scanned by one process per core); UTF-8, or UTF-16 and UTF-32
+(found by their BOM or their NUL bytes: Windows PowerShell's > writes UTF-16), decoded as they are read; lines end
+at \\n, \\r\\n or a lone \\r (CR-only logs included); JSON-escaped logs (\\n inside a JSON string, as CI systems
+and container runtimes export) are split at their escaped newlines; ANSI colours, timestamps and launcher, kernel-log,
 journal, container and CI prefixes are ignored; GCC's typographic quotes and Windows paths are read like
 clang's quotes and Unix paths. Limits: only the first 64 KiB of a physical line is read; a line longer than
 4096 characters is matched in overlapping windows, so a match longer than 256 characters across a window
