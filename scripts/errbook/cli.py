@@ -13,7 +13,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _root(args) -> Path:
-    return Path(args.root).resolve() if args.root else paths.repo_root()
+    return paths.checkout(Path(args.root).resolve(), "--root") if args.root else paths.repo_root()
 
 
 def cmd_validate(args) -> int:
