@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import __version__, paths
+from . import __version__, paths, term
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -323,6 +323,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr       # every text printer, argparse's messages included, writes through these
+    sys.stdout, sys.stderr = (s if s is None else term.EscapingWriter(s) for s in streams)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -330,6 +339,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE if e.code not in (0, None) else EXIT_OK
     if hasattr(signal, "SIGXFSZ"):   # past a file-size limit, write() then fails with EFBIG instead of killing us
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    return _run(args)
+
+
+def _run(args) -> int:
     try:
         return args.fn(args)
     except OSError as e:   # a missing or unreadable file, a full disk: a message, not a traceback
@@ -337,7 +350,6 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-
 
 if __name__ == "__main__":
     sys.exit(main())
