@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
+import traceback
 from pathlib import Path
 
 from . import __version__, paths, term
@@ -343,13 +345,25 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _run(args) -> int:
+    """The command, with every failure turned into exit 2 and a one-line message: exit 1 means "no match" or
+    "a known problem applies", so a crash must never exit 1."""
     try:
         return args.fn(args)
-    except OSError as e:   # a missing or unreadable file, a full disk: a message, not a traceback
+    except OSError as e:   # a missing or unreadable file, a full disk, not a checkout: a message, not a traceback
         print(f"errbook: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        print("errbook: out of memory (a memory limit such as ulimit -v, or an input too big for it)", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:
+        if os.environ.get("ERRBOOK_DEBUG"):
+            traceback.print_exc()
+        print(f"errbook: internal error: {type(e).__name__}: {str(e)[:500]}"
+              + ("" if os.environ.get("ERRBOOK_DEBUG") else " (ERRBOOK_DEBUG=1 shows the traceback)"), file=sys.stderr)
+        return EXIT_USAGE
+
 
 if __name__ == "__main__":
     sys.exit(main())
