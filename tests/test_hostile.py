@@ -24,6 +24,11 @@ from conftest import BASE_ENTRY, REPO, make_root
 
 HOSTILE = Path(__file__).parent / "hostile"
 GiB = 1 << 30
+# Seconds. Every wait in this file is on an event (a process exits, starts its kernel, is gone) and HANG is only
+# its ceiling: it catches a hang, never measures speed (issue 28, L12: a busy 2-core machine is slow, not broken).
+# The corpus's detached sleeper (notebooks/sleepy.ipynb) lives far longer, so a leaked process is still caught.
+HANG = 900
+GONE = 300
 ENTRY_CASES = sorted((HOSTILE / "entries").glob("*.yaml"))
 LEDGER_CASES = sorted((HOSTILE / "ledgers").glob("*.jsonl"))
 IS_ROOT = os.geteuid() == 0
@@ -32,7 +37,7 @@ SETPRIV = shutil.which("setpriv")
 
 # --- bounded subprocesses ---------------------------------------------------------------------------------
 
-def bounded(cmd, *, timeout=120, mem=2 * GiB, fsize=None, input=b"", env=None, cwd=None, drop_dac=False):
+def bounded(cmd, *, timeout=HANG, mem=2 * GiB, fsize=None, input=b"", env=None, cwd=None, drop_dac=False):
     """Run cmd in its own session under RLIMIT_AS (and RLIMIT_FSIZE); a hang fails the test, never the suite.
     drop_dac: as root, run without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH so mode 000 files are unreadable."""
     if drop_dac and IS_ROOT:
@@ -61,7 +66,7 @@ def errbook(root: Path, *args, **kw):
 
 def mkdocs(root: Path, out: Path, strict: bool = True, **kw):
     cmd = [sys.executable, "-m", "mkdocs", "build", "-f", str(root / "mkdocs.yml"), "-d", str(out)]
-    return bounded(cmd + (["--strict"] if strict else []), cwd=root, timeout=300, mem=4 * GiB, **kw)
+    return bounded(cmd + (["--strict"] if strict else []), cwd=root, mem=4 * GiB, **kw)
 
 
 def clean(r) -> str:
@@ -110,7 +115,7 @@ def test_hostile_entry_is_reported_with_file_and_line(case, mini_root):
     outside = re.search(r"(?m)^# outside-file: (.*)$", over)
     if outside:   # a file outside the checkout that must never be opened
         (mini_root / outside.group(1)).write_text("TODO: a file outside the checkout\n")
-    r = errbook(mini_root, "validate", timeout=60, mem=1 * GiB)
+    r = errbook(mini_root, "validate", mem=1 * GiB)
     out = clean(r)
     assert r.returncode == 1, out
     assert "still contains TODO" not in out, out
@@ -160,18 +165,18 @@ def test_file_system_hostile_entries(tmp_path):
     warning naming the file and carry on."""
     root = make_root(tmp_path / "root")
     expect = _fs_cases(root, tmp_path / "outside")
-    r = errbook(root, "validate", timeout=60, mem=1 * GiB, drop_dac=True)
+    r = errbook(root, "validate", mem=1 * GiB, drop_dac=True)
     out = clean(r)
     assert r.returncode == 1
     for f, msg in expect.items():
         assert any(l.startswith(f + ":1: ") and msg in l for l in r.stdout.splitlines()), (f, msg, out[-3000:])
     assert "RMN-0001.yaml" not in r.stdout and "RMN-0024" not in out and "RMN-0026" not in out
     r = errbook(root, "triage", input=b"x.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n",
-                timeout=60, mem=1 * GiB, drop_dac=True)
+                mem=1 * GiB, drop_dac=True)
     out = clean(r)
     assert r.returncode == 0 and "RMN-0001" in r.stdout, out[-2000:]
     r = errbook(root, "run", "RMN-0001", "--tier", "static", "--no-ledger", "--no-progress",
-                "--out", str(tmp_path / "nb"), timeout=300, mem=4 * GiB, drop_dac=True)
+                "--out", str(tmp_path / "nb"), mem=4 * GiB, drop_dac=True)
     out = clean(r)
     assert r.returncode == 0 and "runbooks: 1 passed" in r.stdout, out[-3000:]
     for f in expect:
@@ -184,7 +189,7 @@ def test_every_hostile_entry_at_once_is_refused_by_every_command(tmp_path):
     for i, case in enumerate(ENTRY_CASES, 2):
         eid = f"RMN-{i:04d}"
         (root / "errata" / "compile" / f"{eid}.yaml").write_text(overlay(base_entry(eid), case.read_text()))
-    r = errbook(root, "validate", timeout=60, mem=1 * GiB)
+    r = errbook(root, "validate", mem=1 * GiB)
     clean(r)
     assert r.returncode == 1
     assert {l.split(":")[0] for l in r.stdout.splitlines()} == {
@@ -197,11 +202,11 @@ def test_every_hostile_entry_at_once_is_refused_by_every_command(tmp_path):
             shutil.copy(p, troot / "errata" / "compile" / p.name)
     assert len(list((troot / "errata" / "compile").glob("*.yaml"))) > 6
     r = errbook(troot, "triage", input=b"x.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n",
-                timeout=60, mem=1 * GiB)
+                mem=1 * GiB)
     out = clean(r)
     assert "RMN-0001" in r.stdout, out[-2000:]
     r = errbook(root, "run", "RMN-0001", "--tier", "static", "--no-ledger", "--no-progress",
-                "--out", str(tmp_path / "nb"), timeout=300, mem=4 * GiB)
+                "--out", str(tmp_path / "nb"), mem=4 * GiB)
     out = clean(r)
     assert r.returncode == 0 and "runbooks: 1 passed" in r.stdout, out[-3000:]
     r = mkdocs(root, tmp_path / "site")
@@ -241,7 +246,7 @@ def test_site_skips_unreadable_entry_files_with_a_warning(tmp_path):
         assert f"WARNING -  errbook: skipping entry file {msg}" in r.stderr, (msg, out[-3000:])
     assert (tmp_path / "site" / "entries" / "RMN-0001" / "index.html").is_file()
     assert not (tmp_path / "site" / "entries" / "RMN-0023").exists()      # never published from outside
-    r = errbook(root, "validate", timeout=60, mem=1 * GiB, drop_dac=True)  # and validate fails on them
+    r = errbook(root, "validate", mem=1 * GiB, drop_dac=True)  # and validate fails on them
     clean(r)
     assert r.returncode == 1 and all(m.split(":")[0] in r.stdout for m in expect)
 
@@ -331,14 +336,14 @@ def test_ledger_expectations_cover_the_corpus():
 @pytest.mark.parametrize("case", LEDGER_CASES, ids=lambda p: p.stem)
 def test_hostile_ledger_is_reported_line_by_line(case, mini_root):
     shutil.copy(case, mini_root / "runbooks" / "ledger.jsonl")
-    r = errbook(mini_root, "ledger", "--json", timeout=60, mem=1 * GiB)
+    r = errbook(mini_root, "ledger", "--json", mem=1 * GiB)
     clean(r)
     assert r.returncode == 1
     data = json.loads(r.stdout)
     valid, lines = LEDGER_EXPECT[case.name]
     assert len(data["records"]) == valid, data["problems"]
     assert {int(p.split(":")[1]) for p in data["problems"]} == lines, data["problems"]
-    r = errbook(mini_root, "ledger", timeout=60, mem=1 * GiB)      # the text form prints them too
+    r = errbook(mini_root, "ledger", mem=1 * GiB)      # the text form prints them too
     clean(r)
     assert r.returncode == 1 and r.stdout.count("RMN-0001") == valid
 
@@ -347,7 +352,7 @@ def test_ledger_line_longer_than_a_mebibyte(mini_root):
     good = (HOSTILE / "ledgers" / "truncated.jsonl").read_text().splitlines()[0]
     big = good.replace('"commit"', '"pad": "' + "x" * (8 << 20) + '", "commit"')
     (mini_root / "runbooks" / "ledger.jsonl").write_text(good + "\n" + big + "\n" + good + "\n")
-    r = errbook(mini_root, "ledger", "--json", timeout=60, mem=1 * GiB)
+    r = errbook(mini_root, "ledger", "--json", mem=1 * GiB)
     clean(r)
     data = json.loads(r.stdout)
     assert len(data["records"]) == 2 and data["problems"] == ["ledger.jsonl:2: record longer than 1048576 bytes"]
@@ -383,7 +388,7 @@ def test_append_at_a_file_size_limit_writes_the_whole_line_or_nothing(tmp_path):
     ledger.append(p, _record())
     before = p.read_bytes()
     r = bounded([sys.executable, "-c", _FSIZE_SCRIPT, str(p), json.dumps(_record("RMN-0002", pad="y" * 500))],
-                timeout=60, mem=1 * GiB)
+                mem=1 * GiB)
     out = clean(r)
     assert r.returncode == 0, out
     assert "refused: could not append" in r.stdout and "File too large" in r.stdout, out
@@ -461,7 +466,7 @@ def test_run_on_a_full_ledger_prints_every_unsaved_record_and_fails(tmp_path):
             f.write(json.dumps(_record(f"RMN-{i % 9000 + 1:04d}"), sort_keys=True) + "\n")
     before = led.read_bytes()
     r = errbook(root, "run", "RMN-0002", "RMN-0003", "--tier", "static", "--no-progress", "--jobs", "2",
-                fsize=len(before) + 100, timeout=300, mem=4 * GiB)
+                fsize=len(before) + 100, mem=4 * GiB)
     out = clean(r)
     assert r.returncode == 2, out[-3000:]
     assert "runbooks: 2 passed" in r.stdout                                # the summary is still printed
@@ -502,21 +507,36 @@ def _kill_all(pids):
             pass
 
 
+def wait_until(pred, what: str, ceiling: float = HANG):
+    """Poll pred until it holds; the ceiling only catches a hang (pytest.fail names what never happened)."""
+    deadline = time.monotonic() + ceiling
+    while not pred():
+        if time.monotonic() > deadline:
+            pytest.fail(f"hang: {what} did not happen within {ceiling}s")
+        time.sleep(0.2)
+
+
+def left_behind(root: Path) -> list[int]:
+    """The run's processes still alive once the killed ones have died (dying takes a moment, more when busy)."""
+    deadline = time.monotonic() + GONE
+    while (left := survivors(root)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
 def test_timeout_bounds_the_whole_runbook_and_nothing_outlives_it(tmp_path):
+    """sleepy.ipynb's cells are each shorter than the timeout and together longer: only a timeout of the whole
+    runbook stops it, so the outcome itself shows the bound (no stopwatch needed)."""
     root = _quick_root(tmp_path, {"RMN-0002": HOSTILE / "notebooks" / "sleepy.ipynb"})
-    t0 = time.time()
     try:
         r = errbook(root, "run", "RMN-0002", "--tier", "static", "--timeout", "8", "--json", "--no-ledger",
-                    timeout=120, mem=4 * GiB)
-        wall = time.time() - t0
-        time.sleep(0.5)
-        left = survivors(root)
+                    mem=4 * GiB)
+        left = left_behind(root)
     finally:
         _kill_all(survivors(root))
     out = clean(r)
     rec = json.loads(r.stdout)["records"][0]
     assert rec["outcome"] == "timeout", rec
-    assert rec["seconds"] < 8 + 6 and wall < 8 + 30, (rec["seconds"], wall)
     assert "8s" in rec["reason"], rec["reason"]
     assert left == [], f"processes outlived the run: {left}"
     assert r.returncode == 1, out
@@ -528,14 +548,12 @@ def test_ctrl_c_ends_the_run_and_everything_it_started(tmp_path):
            "--timeout", "300", "--no-ledger", "--no-progress"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline and len(survivors(root)) < 2:    # the kernel and the detached process
-            time.sleep(0.2)
-        assert len(survivors(root)) >= 2
+        # The run is under way once its kernel and the detached process live, however long a busy machine takes.
+        wait_until(lambda: len(survivors(root)) >= 2 or p.poll() is not None, "the runbook's kernel start")
+        assert p.poll() is None, p.communicate()
         p.send_signal(signal.SIGINT)
-        rc = p.wait(timeout=30)
-        time.sleep(0.5)
-        left = survivors(root)
+        rc = p.wait(timeout=HANG)
+        left = left_behind(root)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
@@ -550,9 +568,8 @@ def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
     root = _quick_root(tmp_path, {eid: HOSTILE / "notebooks" / f"{n}.ipynb" for eid, n in nbs.items()})
     try:
         r = errbook(root, "run", *nbs, "--tier", "static", "--timeout", "200", "--json", "--jobs", "2",
-                    timeout=400, mem=4 * GiB)
-        time.sleep(0.5)
-        left = survivors(root)
+                    mem=4 * GiB)
+        left = left_behind(root)
     finally:
         _kill_all(survivors(root))
     out = clean(r)
@@ -643,7 +660,7 @@ def _limited():
 @pytest.mark.parametrize("name", sorted(HOSTILE_LOGS))
 def test_hostile_log_is_triaged_within_bounds(name):
     r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage", "--json",
-                        str(LOGS / name)], capture_output=True, timeout=120, preexec_fn=_limited)
+                        str(LOGS / name)], capture_output=True, timeout=HANG, preexec_fn=_limited)
     assert b"Traceback" not in r.stderr, r.stderr.decode()[-2000:]
     assert r.returncode in (0, 1), r.stderr
     exp = HOSTILE_LOGS[name]
@@ -661,7 +678,7 @@ def test_a_200_mb_line_and_a_million_matching_lines_stay_flat(tmp_path):
         f.write(b"cuda_runtime.h " * (14 << 20) + b"\n")                               # ~200 MB, one line
         f.write(b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n" * 1_000_000)   # ~58 MB dense
     r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage", "--json", str(big)],
-                       capture_output=True, timeout=600, preexec_fn=_limited)
+                       capture_output=True, timeout=HANG, preexec_fn=_limited)
     assert r.returncode == 0, r.stderr.decode()[-2000:]
     top = json.loads(r.stdout)["matches"][0]
     assert top["id"] == "RMN-0001" and top["hits"] == 1_000_000

@@ -133,7 +133,7 @@ def test_compiled_database_is_cached_and_a_corrupt_cache_is_recompiled(tmp_path,
     pats = [(r"local memory \(\d+\) exceeds limit", False, []), (r"hipErrorNoBinaryForGpu", False, [])]
     probe = b"ok\nerror: local memory (80000) exceeds limit (65536)\nx\nhipErrorNoBinaryForGpu: y\n"
     first = prefilter.Prefilter(pats, "hyperscan").lines(probe)
-    (db,) = tmp_path.glob("hs-*.db")
+    (db,) = tmp_path.glob("hs2-*.db")
     assert sorted(first) == [1, 3] and first[1][0] == {0} and first[3][0] == {1}
     assert prefilter.Prefilter(pats, "hyperscan").lines(probe) == first        # loaded from the cache
     db.write_bytes(b"\0garbage")

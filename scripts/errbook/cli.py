@@ -3,17 +3,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
+import traceback
 from pathlib import Path
 
-from . import __version__, paths
+from . import __version__, paths, term
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 
 def _root(args) -> Path:
-    return Path(args.root).resolve() if args.root else paths.repo_root()
+    return paths.checkout(Path(args.root).resolve(), "--root") if args.root else paths.repo_root()
 
 
 def cmd_validate(args) -> int:
@@ -195,9 +197,10 @@ second stage ranks entries by similarity to their text and says "likely"; it abs
 normal output. Lines stating the GPU (gfx id), the ROCm or PyTorch version or ROCm/HIP environment variables
 re-rank the candidates through the entries' triggers.
 
-What is read: logs of any size (a big file is scanned by one process per core); lines end at \\n, \\r\\n or a
-lone \\r (CR-only logs included); JSON-escaped logs (\\n inside a JSON string, as CI systems and container
-runtimes export) are split at their escaped newlines; ANSI colours, timestamps and launcher, kernel-log,
+What is read: logs of any size (a big file is scanned by one process per core); UTF-8, or UTF-16 and UTF-32
+(found by their BOM or their NUL bytes: Windows PowerShell's > writes UTF-16), decoded as they are read; lines end
+at \\n, \\r\\n or a lone \\r (CR-only logs included); JSON-escaped logs (\\n inside a JSON string, as CI systems
+and container runtimes export) are split at their escaped newlines; ANSI colours, timestamps and launcher, kernel-log,
 journal, container and CI prefixes are ignored; GCC's typographic quotes and Windows paths are read like
 clang's quotes and Unix paths. Limits: only the first 64 KiB of a physical line is read; a line longer than
 4096 characters is matched in overlapping windows, so a match longer than 256 characters across a window
@@ -336,6 +339,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr       # every text printer, argparse's messages included, writes through these
+    sys.stdout, sys.stderr = (s if s is None else term.EscapingWriter(s) for s in streams)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -343,13 +355,28 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE if e.code not in (0, None) else EXIT_OK
     if hasattr(signal, "SIGXFSZ"):   # past a file-size limit, write() then fails with EFBIG instead of killing us
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    return _run(args)
+
+
+def _run(args) -> int:
+    """The command, with every failure turned into exit 2 and a one-line message: exit 1 means "no match" or
+    "a known problem applies", so a crash must never exit 1."""
     try:
         return args.fn(args)
-    except OSError as e:   # a missing or unreadable file, a full disk: a message, not a traceback
+    except OSError as e:   # a missing or unreadable file, a full disk, not a checkout: a message, not a traceback
         print(f"errbook: {e}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    except MemoryError:
+        print("errbook: out of memory (a memory limit such as ulimit -v, or an input too big for it)", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:
+        if os.environ.get("ERRBOOK_DEBUG"):
+            traceback.print_exc()
+        print(f"errbook: internal error: {type(e).__name__}: {str(e)[:500]}"
+              + ("" if os.environ.get("ERRBOOK_DEBUG") else " (ERRBOOK_DEBUG=1 shows the traceback)"), file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -105,7 +105,8 @@ def report(doc: dict, entries: list) -> dict:
             "ignored_facts": doc.get("ignored") or [], "skipped_entries": skipped}
 
 
-def print_human(rep: dict, out=sys.stdout) -> None:
+def print_human(rep: dict, out=None) -> None:
+    out = out or sys.stdout        # looked up when called: the CLI wraps sys.stdout (term.py)
     w = lambda s="": print(s, file=out)  # noqa: E731
     m = rep["machine"]
     w("errbook doctor")
@@ -146,7 +147,8 @@ def print_human(rep: dict, out=sys.stdout) -> None:
         w(f"{c['clear']} other entries checked and clear; {c['not_checkable']} entries are not machine-checkable.")
 
 
-def print_facts_list(as_json: bool, out=sys.stdout) -> None:
+def print_facts_list(as_json: bool, out=None) -> None:
+    out = out or sys.stdout
     rows = [{"fact": d.name, "type": d.type, "about": d.about,
              "operators": sorted(checks_mod.OPS_BY_TYPE[d.type])} for d in sorted(facts_mod.VOCAB.values(), key=lambda d: d.name)]
     if as_json:

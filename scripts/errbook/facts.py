@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__, versions
+from . import __version__, safeio, versions
 
 FORMAT, FORMAT_VERSION = "errbook-facts", 1
 TYPES = ("bool", "int", "str", "version", "list")
@@ -190,8 +190,9 @@ class FactsError(ValueError):
 # --- small readers ----------------------------------------------------------------------------------------
 
 def _read(path: str, limit: int = 1 << 20) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read(limit)
+    """A machine file (/proc, /sys, <rocm>/.info/version) as text. Regular files only, opened without blocking:
+    a FIFO in the place of <rocm>/.info/version would otherwise hang doctor and run (OSError instead)."""
+    return safeio.read_regular(path, limit).decode("utf-8", "replace")
 
 
 def run_cmd(cmd: list[str], timeout: float, env: dict | None = None) -> tuple[int, str]:

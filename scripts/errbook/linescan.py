@@ -11,7 +11,7 @@ import re
 from itertools import accumulate
 
 from . import matcher as matcher_mod
-from . import memtrim, normalize
+from . import memtrim, normalize, textenc
 
 CHUNK = 8 << 20
 FIRST_CHUNK = 1 << 20    # the first read is small: it decides early whether the log is dense (see DENSE_CANDIDATES)
@@ -159,14 +159,25 @@ def _block(m, scan, data: bytes, base: int, offset: int | None, source: str, gro
 
 
 def scan_stream(m: matcher_mod.Matcher, f, scan: matcher_mod.Scan, source: str = "", limit: int | None = None,
-                offset: int | None = None) -> tuple[int, int]:
+                offset: int | None = None, info: dict | None = None) -> tuple[int, int]:
     """Feed a binary stream into scan, reading at most `limit` bytes. offset: the file offset of the stream's
-    start when evidence is to be re-read later (parallel workers), else None. Returns (physical lines, bytes)."""
+    start when evidence is to be re-read later (parallel workers), else None. Returns (physical lines, bytes).
+
+    A stream read from its start (offset None) is read in the encoding its head shows (textenc.py: a UTF-16 or
+    UTF-32 log becomes UTF-8 here, where bytes become lines); info["encoding"] is set to it when info is given.
+    A range of a file (parallel workers) is UTF-8: only UTF-8 files are split (triage.scan_file)."""
+    reader = None
+    if offset is None:
+        f, enc = textenc.utf8_stream(f)
+        reader = f if isinstance(f, textenc.Utf8Reader) else None
+        if info is not None:
+            info["encoding"] = enc
     guard = memtrim.Guard()
     try:
-        return _scan(m, f, scan, source, limit, offset, guard)
+        lines, nbytes = _scan(m, f, scan, source, limit, offset, guard)
     finally:
         guard.close()
+    return lines, (reader.source_bytes if reader is not None else nbytes)
 
 
 def _scan(m, f, scan, source, limit, offset, guard) -> tuple[int, int]:

@@ -9,11 +9,23 @@ SCHEMA_PATH = PACKAGE_DIR / "schema" / "entry.schema.json"
 ASSETS_DIR = PACKAGE_DIR / "assets"
 
 
+class NotACheckout(FileNotFoundError):
+    """A root given by --root or $ERRBOOK_ROOT that is not a checkout: every command would answer "nothing
+    found" from it (no entries), which reads like a real answer, so it is an error instead."""
+
+
+def checkout(root: Path, named_by: str) -> Path:
+    """root, when it is an errbook checkout (it holds errata/); else NotACheckout naming where it came from."""
+    if not (root / "errata").is_dir():
+        raise NotACheckout(f"{root} is not an errbook checkout (no errata/ folder in it); check {named_by}")
+    return root
+
+
 def repo_root(start: Path | None = None) -> Path:
     """The checkout root: $ERRBOOK_ROOT, else the nearest parent holding errata/ and mkdocs.yml."""
     env = os.environ.get("ERRBOOK_ROOT")
     if env:
-        return Path(env).resolve()
+        return checkout(Path(env).resolve(), "$ERRBOOK_ROOT")
     here = (start or Path.cwd()).resolve()
     for d in (here, *here.parents):
         if (d / "errata").is_dir() and (d / "mkdocs.yml").is_file():

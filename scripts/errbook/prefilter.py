@@ -15,13 +15,17 @@ anchors dropped (a superset of what it matches).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import re
+import secrets
+import stat
+import tempfile
 from pathlib import Path
 
 import re2
 
-from . import normalize
+from . import normalize, safeio
 
 ID_SPACE = 1 << 16          # a hit is encoded as end offset * ID_SPACE + pattern id (plain ints sort fast)
 UNKNOWN = ID_SPACE - 1      # the engine found a candidate line but not which pattern
@@ -80,34 +84,112 @@ def _cache_dir() -> Path:
                                                          Path.home() / ".cache") / "errbook")
 
 
+# The cache file: MAGIC, the pattern set's SHA-256, HMAC-SHA256(key, MAGIC + that hash + database), the database.
+# Hyperscan's loadb trusts its input (a database with changed bytecode and a recomputed CRC crashes the scan), so
+# nothing reaches it unless the MAC made with this user's secret key holds: only a database this user's errbook
+# wrote for this very pattern set is loaded. Anything else (corrupt, cut, another pattern set's database under
+# this name, a FIFO, a symlink) is recompiled and the file rewritten.
+MAGIC = b"errbook hyperscan cache 2\n"
+KEY_NAME = "key"
+KEY_BYTES = 32
+MAX_DB_BYTES = 256 << 20
+
+
+def _key(d: Path) -> bytes | None:
+    """This user's secret for the cache MACs: d/key, 32 random bytes, a regular file owned by this user and
+    readable by nobody else. Created when absent, replaced when it is anything else; None when d is unusable."""
+    path = d / KEY_NAME
+    key = _valid_key(path)
+    if key is not None:
+        return key
+    key = secrets.token_bytes(KEY_BYTES)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".key.", suffix=".tmp")      # mode 0600
+        try:
+            os.write(fd, key)
+            os.close(fd)
+            try:
+                os.link(tmp, path)          # atomic, and never over a key another run made meanwhile
+            except FileExistsError:
+                other = _valid_key(path)
+                if other is not None:
+                    return other
+                os.replace(tmp, path)       # an unusable key file (wrong owner, mode, size or type)
+            return key
+        finally:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    except OSError:
+        return None
+
+
+def _valid_key(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            return None
+        key = os.read(fd, KEY_BYTES + 1)
+        return key if len(key) == KEY_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _sealed(key: bytes, pattern_hash: bytes, db: bytes) -> bytes:
+    return hmac.new(key, MAGIC + pattern_hash + db, hashlib.sha256).digest()
+
+
+def _load(hyperscan, path: Path, key: bytes, pattern_hash: bytes):
+    """The database at path when its pattern hash and MAC hold, else None. Opened only as a regular file (no
+    symlink followed, no FIFO waited on)."""
+    try:
+        data = safeio.read_regular(path, MAX_DB_BYTES + 1, nofollow=True, max_size=MAX_DB_BYTES)
+    except OSError:
+        return None
+    head = len(MAGIC) + 64
+    if len(data) <= head or not data.startswith(MAGIC) or data[len(MAGIC):len(MAGIC) + 32] != pattern_hash:
+        return None
+    db = data[head:]
+    if not hmac.compare_digest(data[len(MAGIC) + 32:head], _sealed(key, pattern_hash, db)):
+        return None
+    try:
+        loaded = hyperscan.loadb(db, hyperscan.HS_MODE_BLOCK)
+        loaded.scratch = hyperscan.Scratch(loaded)      # a loaded database comes without scratch space
+        return loaded
+    except Exception:           # written by another build of the library
+        return None
+
+
 def _cached_db(hyperscan, exprs: list[bytes], ids: list[int], flags: list[int]):
     """A compiled database, from the user's cache when the same patterns were compiled before (compiling all
-    signatures takes about a second; loading takes milliseconds). A cache that cannot be read or written is
-    ignored: the database is compiled instead."""
-    h = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), exprs, ids, flags)).encode())
+    signatures takes about a second; loading takes milliseconds). A cache that cannot be read, written or
+    trusted is ignored: the database is compiled instead."""
+    h = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), exprs, ids, flags)).encode()).digest()
     try:
-        path = _cache_dir() / f"hs-{h.hexdigest()[:24]}.db"
+        d = _cache_dir()
     except (KeyError, RuntimeError):        # no home directory to find: compile every time
-        path = None
-    try:
-        db = hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
-        db.scratch = hyperscan.Scratch(db)      # a loaded database comes without scratch space
-        return db
-    except Exception:           # absent, unreadable, or written by another build of the library
-        pass
+        d = None
+    key = _key(d) if d is not None else None
+    path = d / f"hs2-{h.hex()[:24]}.db" if key is not None else None
+    if path is not None:
+        db = _load(hyperscan, path, key, h)
+        if db is not None:
+            return db
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=exprs, ids=ids, flags=flags)
-    if path is None:
-        return db
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(hyperscan.dumpb(db))
-        os.replace(tmp, path)   # atomic: a concurrent reader sees the old file or the whole new one
-    except Exception:           # read-only or full: leave no partial file behind
+    if path is not None:
+        blob = hyperscan.dumpb(db)
         try:
-            tmp.unlink()
-        except OSError:
+            safeio.write_atomic(path, MAGIC + h + _sealed(key, h, blob) + blob)
+        except OSError:         # read-only, full, or a directory in the way: compile next time too
             pass
     return db
 

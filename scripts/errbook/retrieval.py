@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from . import normalize, paths
+from . import normalize, paths, safeio
 
 K1, B = 1.2, 0.75
 SAMPLE_NAME = "s2"
@@ -370,29 +370,62 @@ def _fingerprint(root: Path, entries) -> str:
     return h.hexdigest()[:16]
 
 
+MAX_CACHE_BYTES = 256 << 20
+
+
 def shipped_index(root: Path, entries) -> Index:
     """The index the CLI and the site use: entries with their examples and every labelled log, and every benign
-    log (cached under .cache/, rebuilt when entries or logs change)."""
-    cache = root / ".cache" / f"retrieval-{_fingerprint(root, entries)}.json"
-    if cache.is_file():
-        try:
-            data = json.loads(cache.read_text(encoding="utf-8"))
-            return _from_export(data)
-        except (OSError, ValueError, KeyError):
-            pass
+    log (cached under .cache/, rebuilt when entries or logs change). The cache is read only as a regular file and
+    only when its shape is an index's (any other file there is rebuilt over, atomically)."""
+    fp = _fingerprint(root, entries)
+    cache = root / ".cache" / f"retrieval-{fp}.json"
+    try:
+        data = json.loads(safeio.read_regular(cache, MAX_CACHE_BYTES + 1, nofollow=True, max_size=MAX_CACHE_BYTES))
+        if not isinstance(data, dict) or data.get("fingerprint") != fp:    # another checkout state's index
+            raise ValueError("fingerprint")
+        return _from_export(data)
+    except (OSError, ValueError, RecursionError):      # absent, not a file, not JSON, not an index
+        pass
     idx = build(add_labelled(entry_docs(entries), labelled_logs(root)), benign_docs(root))
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         for old in cache.parent.glob("retrieval-*.json"):
-            old.unlink()
-        cache.write_text(json.dumps(idx.export()), encoding="utf-8")
+            if old != cache:
+                old.unlink()
+        safeio.write_atomic(cache, json.dumps(dict(idx.export(), fingerprint=fp)).encode("utf-8"), mode=0o644)
     except OSError:
         pass                 # a read-only checkout still triages, only slower
     return idx
 
 
-def _from_export(data: dict) -> Index:
+def _from_export(data) -> Index:
+    """An Index from its export; ValueError unless every part has the type and range an index gives it (a
+    wrong-typed cache must be rebuilt, not crash the second stage or change its scores)."""
+    def number(x) -> bool:
+        return type(x) in (int, float) and math.isfinite(x)
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    ids, idf, norm, post = data.get("ids"), data.get("idf"), data.get("norm"), data.get("post")
+    if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids) and ids == sorted(set(ids))):
+        raise ValueError("ids")
+    if not (isinstance(norm, list) and len(norm) == len(ids) and all(number(x) and x > 0 for x in norm)):
+        raise ValueError("norm")
+    if not (isinstance(idf, dict) and all(number(x) for x in idf.values())):
+        raise ValueError("idf")
+    if not (isinstance(post, dict) and post.keys() <= idf.keys()):
+        raise ValueError("post")
+    n = len(ids)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for t, plist in post.items():
+        if not isinstance(plist, list):
+            raise ValueError("post")
+        pairs = []
+        for x in plist:
+            if not (isinstance(x, list) and len(x) == 2 and type(x[0]) is int and type(x[1]) is int
+                    and 0 <= x[0] < n and x[1] > 0):
+                raise ValueError("post")
+            pairs.append((x[0], x[1]))
+        out[t] = pairs
     idx = Index.__new__(Index)
-    idx.ids, idx.idf, idx.norm = data["ids"], data["idf"], data["norm"]
-    idx.post = {t: [tuple(x) for x in p] for t, p in data["post"].items()}
+    idx.ids, idx.idf, idx.norm, idx.post = ids, idf, norm, out
     return idx

@@ -301,7 +301,8 @@ def main(args, root: Path) -> int:
     bar = None
     if not args.no_progress and not args.json:
         from tqdm import tqdm
-        bar = tqdm(total=len(chosen), unit="runbook", file=sys.stderr)
+        from . import term
+        bar = tqdm(total=len(chosen), unit="runbook", file=term.unwrapped(sys.stderr))   # it redraws with \r
     ex = ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
         futs = {ex.submit(run_one, e, root, args.tier, args.timeout, out_dir): e for e in chosen}

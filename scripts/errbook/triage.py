@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import entries as entries_mod
-from . import linescan, logfacts, parallel, ranking, retrieval, validate
+from . import linescan, logfacts, parallel, ranking, retrieval, textenc, validate
 from . import matcher as matcher_mod
 
 EXTRAS = [retrieval.SAMPLE_EXTRA, *logfacts.EXTRAS]
@@ -28,18 +28,35 @@ def knowledge(root: Path, active) -> ranking.Knowledge:
     return ranking.Knowledge(active, index=lambda: retrieval.shipped_index(root, active))
 
 
-def scan_file(m, path: str, scan, source: str = "", workers: int | None = None):
-    """Feed a file into scan; a big regular file is scanned by several processes (one per core)."""
+def scan_file(m, path: str, scan, source: str = "", workers: int | None = None, info: dict | None = None):
+    """Feed a file into scan; a big regular UTF-8 file is scanned by several processes (one per core). A file in
+    another encoding is transcoded as one stream (its byte ranges are not UTF-8 lines)."""
     size = os.path.getsize(path) if os.path.isfile(path) else 0
     workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if workers >= 2 and size >= parallel.PARALLEL_MIN_BYTES:
+    if workers >= 2 and size >= parallel.PARALLEL_MIN_BYTES and _is_utf8(path):
         try:
-            return parallel.scan_file(m, path, scan, workers, source)
+            lines_bytes = parallel.scan_file(m, path, scan, workers, source)
+            if info is not None:
+                info["encoding"] = "utf-8"
+            return lines_bytes
         except parallel.SpillFailed as e:
             print(f"errbook triage: {e}; scanning in one process instead", file=sys.stderr)
             scan.__init__(m)
     with open(path, "rb") as f:
-        return linescan.scan_stream(m, f, scan, source)
+        return linescan.scan_stream(m, f, scan, source, info=info)
+
+
+def _is_utf8(path: str) -> bool:
+    with open(path, "rb") as f:
+        return textenc.sniff(f.read(textenc.SNIFF_BYTES))[0] in ("utf-8", "utf-8-sig")
+
+
+def _note_encoding(src: str, info: dict) -> None:
+    enc = info.get("encoding", "utf-8")
+    if enc not in ("utf-8", "utf-8-sig"):
+        name = "standard input" if src == "-" else src
+        print(f"errbook triage: {name} is {textenc.LABELS[enc]} text (as Windows PowerShell's > writes): "
+              "decoded from it", file=sys.stderr)
 
 
 def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict | None = None,
@@ -63,11 +80,13 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     multi = len(sources) > 1
     for src in sources:
         scan.reset_sequences()
+        info: dict = {}
         if src == "-":
             f = stdin if stdin is not None else sys.stdin.buffer
-            lines, nbytes = linescan.scan_stream(m, f, scan, "stdin" if multi else "")
+            lines, nbytes = linescan.scan_stream(m, f, scan, "stdin" if multi else "", info=info)
         else:
-            lines, nbytes = scan_file(m, src, scan, src if multi else "", workers)
+            lines, nbytes = scan_file(m, src, scan, src if multi else "", workers, info)
+        _note_encoding(src, info)
         stats["lines"] += lines
         stats["bytes"] += nbytes
         stats["files"] += 1

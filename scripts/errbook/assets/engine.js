@@ -8,6 +8,54 @@
   const MAX_EVIDENCE = 5;
   const SUB_SPACE = 65536;
 
+  // ---- reading a log file's bytes (textenc.py: the same rule) -------------------------------------------------
+  const SNIFF_BYTES = 4096;
+  const BOMS = [[[0xff, 0xfe, 0, 0], "utf-32-le"], [[0, 0, 0xfe, 0xff], "utf-32-be"], [[0xef, 0xbb, 0xbf], "utf-8-sig"],
+    [[0xff, 0xfe], "utf-16-le"], [[0xfe, 0xff], "utf-16-be"]];
+
+  /** [encoding, BOM length] of a log from its first bytes (a Uint8Array): a BOM, else UTF-32/UTF-16 when ASCII
+   * text's NULs show (the high bytes of at least half the units NUL, the low byte of at most a tenth), else UTF-8.
+   * Windows PowerShell 5.1's `>` writes UTF-16 LE with a BOM. */
+  function logEncoding(bytes) {
+    for (const [bom, name] of BOMS) {
+      if (bytes.length >= bom.length && bom.every((b, i) => bytes[i] === b)) return [name, bom.length];
+    }
+    const head = bytes.subarray(0, SNIFF_BYTES);
+    for (const [width, le, be] of [[4, "utf-32-le", "utf-32-be"], [2, "utf-16-le", "utf-16-be"]]) {
+      const units = Math.floor(head.length / width);
+      if (units < 2) continue;
+      const nuls = new Array(width).fill(0);
+      for (let u = 0; u < units; u++) for (let i = 0; i < width; i++) if (head[u * width + i] === 0) nuls[i]++;
+      const mostly = (from, to) => { for (let i = from; i < to; i++) if (nuls[i] * 2 < units) return false; return true; };
+      const rarely = (i) => nuls[i] * 10 <= units;
+      if (mostly(1, width) && rarely(0)) return [le, 0];
+      if (mostly(0, width - 1) && rarely(width - 1)) return [be, 0];
+    }
+    return ["utf-8", 0];
+  }
+
+  /** The text of a log file's bytes (Uint8Array) and its encoding: {text, encoding}. Invalid units become U+FFFD,
+   * as Python's "replace" gives (TextDecoder has no UTF-32: decoded here). */
+  function decodeLog(bytes) {
+    const [name, bom] = logEncoding(bytes);
+    const body = bytes.subarray(bom);
+    if (name === "utf-32-le" || name === "utf-32-be") {
+      const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+      const n = Math.floor(body.length / 4), parts = [];
+      let chunk = [];
+      for (let u = 0; u < n; u++) {
+        const cp = view.getUint32(u * 4, name === "utf-32-le");
+        chunk.push(cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0xfffd : cp);
+        if (chunk.length === 8192) { parts.push(String.fromCodePoint(...chunk)); chunk = []; }
+      }
+      if (body.length % 4) chunk.push(0xfffd);                 // a cut last unit
+      parts.push(String.fromCodePoint(...chunk));
+      return { text: parts.join(""), encoding: name };
+    }
+    const label = name === "utf-16-le" ? "utf-16le" : name === "utf-16-be" ? "utf-16be" : "utf-8";
+    return { text: new TextDecoder(label, { ignoreBOM: name !== "utf-8" }).decode(body), encoding: name };
+  }
+
   // ---- cleaning (normalize.py) ------------------------------------------------------------------------------
   function compileSpec(n) {
     return {
@@ -650,6 +698,7 @@
   const api = {
     compile: (bundle) => compile(prepareRetrieval(bundle)), clean: (raw, spec) => clean(capRaw(raw, spec.rawCap), spec),
     matchText: matchText, triageText: triageText, tokens: tokens, inRange: inRange, readFacts: readFacts,
+    logEncoding: logEncoding, decodeLog: decodeLog,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;

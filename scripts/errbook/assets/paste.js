@@ -37,6 +37,7 @@
       stopped: (a, b) => `Stopped at the time limit: lines ${a}–${b} were not checked.`,
       progress: (a, n) => `Still matching: lines 1–${a} of ${n} checked so far.`,
       error: "Matching failed: ", big: (mb) => `Only the first ${mb} MiB of the file were read.`,
+      decoded: (e) => `The file is ${e} text; it was decoded as such.`,
     },
     zh: {
       found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
@@ -61,6 +62,7 @@
       stopped: (a, b) => `已到时间上限：第 ${a}–${b} 行未检查。`,
       progress: (a, n) => `仍在匹配：已检查第 1–${a} 行（共 ${n} 行）。`,
       error: "匹配失败：", big: (mb) => `只读取了文件的前 ${mb} MiB。`,
+      decoded: (e) => `该文件是 ${e} 编码的文本，已按此编码读取。`,
     },
   };
   let lang = /^zh/i.test((root.navigator && root.navigator.language) || "") ? "zh" : "en";
@@ -401,9 +403,12 @@
         const f = file.files[0];
         if (!f) return;
         const big = f.size > MAX_FILE;
-        (big ? f.slice(0, MAX_FILE) : f).text().then((txt) => {
-          area.value = txt.slice(0, 200000);
-          go(txt, big ? t("big", MAX_FILE >> 20) : "");
+        // Bytes, not f.text(): a UTF-16/UTF-32 log (Windows PowerShell's >) read as UTF-8 matches nothing.
+        (big ? f.slice(0, MAX_FILE) : f).arrayBuffer().then((buf) => {
+          const d = api.decodeLog(new Uint8Array(buf));
+          const notes = [big ? t("big", MAX_FILE >> 20) : "", d.encoding.startsWith("utf-8") ? "" : t("decoded", d.encoding.toUpperCase().replace(/-(LE|BE)$/, " $1"))];
+          area.value = d.text.slice(0, 200000);
+          go(d.text, notes.filter(Boolean).join(" "));
         });
       });
     }
