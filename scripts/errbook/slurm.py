@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import paths, regfile, yamlpos
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -55,46 +55,63 @@ class FleetError(ValueError):
     """A fleet file or option that cannot be used (exit 2)."""
 
 
+MAX_FLEET_BYTES = 1 << 20       # a fleet file is a few dozen lines
+
+
 # ---------------------------------------------------------------- configuration
 
-def _check_keys(where: str, d: dict, allowed: dict) -> None:
+def _check_keys(where, d: dict, allowed: dict) -> None:
+    """where(key) -> 'file:line: field' for messages."""
     for k, v in d.items():
         if k not in allowed:
-            raise FleetError(f"{where}: unknown key {k!r} (known: {', '.join(sorted(allowed))})")
+            raise FleetError(f"{where(k)}: unknown key {k!r} (known: {', '.join(sorted(allowed))})")
         want = allowed[k]
         if not isinstance(v, want) or isinstance(v, bool):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
-            raise FleetError(f"{where}: {k} must be {names}, not {type(v).__name__}")
+            raise FleetError(f"{where(k)}: {k} must be {names}, not {type(v).__name__}")
         if k in ("sbatch", "modules", "setup") and not all(isinstance(x, str) for x in v):
-            raise FleetError(f"{where}: {k} must be a list of strings")
+            raise FleetError(f"{where(k)}: {k} must be a list of strings")
         if k == "env" and not all(isinstance(x, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", x) for x in v):
-            raise FleetError(f"{where}: env names must be shell variable names")
+            raise FleetError(f"{where(k)}: env names must be shell variable names")
+        if k == "env" and not all(type(x) in (str, int, float) for x in v.values()):
+            raise FleetError(f"{where(k)}: env values must be strings or numbers")
+        if k == "timeout" and not (math.isfinite(v) and v > 0):
+            raise FleetError(f"{where(k)}: timeout must be a number of seconds > 0")
 
 
 def load_fleet(path: Path | None) -> dict:
-    """{'spool': str|None, 'classes': {name: options}} from a fleet file; no file: one class 'default'."""
+    """{'spool': str|None, 'classes': {name: options}} from a fleet file; no file: one class 'default'.
+    Read with the entries' YAML rules (yamlpos: no anchors or aliases, bounded depth and integers)."""
     if path is None:
         return {"spool": None, "classes": {"default": {}}}
-    import yaml
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise FleetError(f"{path}: not valid YAML ({e})") from None
+        text = regfile.read_regular(path, MAX_FLEET_BYTES).decode("utf-8")
+        located = yamlpos.load(text, "a fleet file")
+    except UnicodeDecodeError as e:
+        raise FleetError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except yamlpos.YamlError as e:
+        raise FleetError(f"{path}:{e.line}: {e.message}") from None
+    data = located.data or {}
     if not isinstance(data, dict):
-        raise FleetError(f"{path}: a fleet file is a mapping")
+        raise FleetError(f"{path}:1: a fleet file is a mapping")
+
+    def at(*field):
+        return lambda k: f"{path}:{located.line_of(field + (k,))}: " + ".".join(map(str, field + (k,)))
+
     top = {k: v for k, v in data.items() if k not in CLASS_KEYS}
     defaults = {k: v for k, v in data.items() if k in CLASS_KEYS}
-    _check_keys(str(path), top, TOP_KEYS)
-    _check_keys(str(path), defaults, CLASS_KEYS)
+    _check_keys(at(), top, TOP_KEYS)
+    _check_keys(at(), defaults, CLASS_KEYS)
     classes = data.get("classes") or {"default": {}}
     out = {}
     for name, opts in classes.items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", name):
-            raise FleetError(f"{path}: node class name {name!r} must be letters, digits, . _ - (at most 41)")
+            raise FleetError(f"{at('classes')(name)}: node class name {name!r} must be letters, digits, . _ - "
+                             "(at most 41)")
         opts = opts or {}
         if not isinstance(opts, dict):
-            raise FleetError(f"{path}: classes.{name} must be a mapping")
-        _check_keys(f"{path}: classes.{name}", opts, CLASS_KEYS)
+            raise FleetError(f"{at('classes')(name)}: must be a mapping")
+        _check_keys(at("classes", name), opts, CLASS_KEYS)
         out[name] = {**defaults, **opts}
     return {"spool": data.get("spool"), "classes": out}
 
