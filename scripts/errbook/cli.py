@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -213,6 +214,17 @@ Exit codes: 0 a signature matched; 1 no signature matched (likely entries may st
 """
 
 
+def _seconds(text: str) -> float:
+    """A duration: finite and > 0 (0, a negative number or nan would end every run at once as a 'timeout')."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {text!r}")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="errbook", description="The ROCm migration error notebook toolkit.")
     p.add_argument("--version", action="version", version=f"errbook {__version__}")
@@ -277,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list the entries that would run and exit: 0 none, 1 some (a CI gate with --changed)")
     s.add_argument("--tier", default="static,toolchain,gpu,rocm", help="comma-separated tiers to attempt")
     s.add_argument("--jobs", "-j", type=int, default=2, help="runbooks executed in parallel")
-    s.add_argument("--timeout", type=float, default=600,
+    s.add_argument("--timeout", type=_seconds, default=600,
                    help="seconds for the whole runbook (all cells); past it the runbook, its kernel and every "
                         "process it started are killed and the run is recorded as a timeout")
     s.add_argument("--ledger", help="ledger file to append to (default runbooks/ledger.jsonl)")
@@ -298,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--sbatch-arg", action="append", metavar="ARG", help="extra sbatch argument (repeatable)")
     f.add_argument("--spool", metavar="DIR", help="spool folder on storage shared with the compute nodes")
     f.add_argument("--no-wait", action="store_true", help="submit, print the job ids and the spool, and return")
-    f.add_argument("--poll", type=float, default=10, help="seconds between squeue polls while waiting")
+    f.add_argument("--poll", type=_seconds, default=10, help="seconds between squeue polls while waiting")
     s.set_defaults(fn=cmd_run)
 
     s = sub.add_parser("eval", help="triage accuracy on the labelled evaluation logs in tests/triage_eval/",

@@ -20,10 +20,9 @@ import hashlib
 import itertools
 from pathlib import Path
 
-import yaml
 
 from . import entries as entries_mod
-from . import ranking, retrieval, triage
+from . import ranking, retrieval, triage, yamlpos
 
 # The targets of issue 9 (on unseen test logs / all benign logs). Calibration holds dev benign logs to the
 # false-positive target; the test suite guards regression floors set from measured figures (tests/test_eval.py).
@@ -61,11 +60,9 @@ def _label(meta_p: Path) -> dict:
     if not meta_p.is_file():
         return {}
     try:
-        meta = yaml.safe_load(meta_p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise LabelError(f"{meta_p}{where}: {getattr(e, 'problem', None) or e}") from None
+        meta = yamlpos.load(meta_p.read_text(encoding="utf-8"), "a label").data    # the entries' YAML rules
+    except yamlpos.YamlError as e:
+        raise LabelError(f"{meta_p}:{e.line}: {e.message}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise LabelError(f"{meta_p}: {e}") from None
     if meta is not None and not isinstance(meta, dict):

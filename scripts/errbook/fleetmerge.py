@@ -1,8 +1,15 @@
 """Merge a fleet spool (see slurm.py) into the ledger: one record per finished task, exactly once.
 
 A record's key is its spool's run id and task number (`slurm.run`, `slurm.task`; `slurm.job` is the Slurm
-array task, e.g. 123_4). The merge holds an exclusive lock on the spool while it reads the ledger, so two
-merges of one spool cannot both append a task; a task already in the ledger is never appended again.
+array task, e.g. 123_4). Whether a key is in the ledger is decided under the ledger's own lock, just before
+the append (ledger.append_new), so merges at once, of one spool or of two copies of it, add each task once.
+
+The spool is untrusted input: compute jobs running runbook code write it. The manifest is checked field by
+field (slurm.load_manifest); every file is opened inside the spool, never through a symlink, and only if it
+is a regular file (regfile.open_beneath: a FIFO cannot hang the merge); a task's own record must be of the
+entry and runbook the manifest gave that task; and a notebook is published only from
+`nb/<task>/<entry>--<platform>.ipynb`, copied from the file descriptor that was checked. Anything else is
+reported as a problem (exit 2), and the other tasks are merged.
 
 What each task becomes:
 - it wrote its own record  -> that record (the runbook's outcome), with the Slurm state added;
@@ -17,18 +24,24 @@ The exact Slurm state is always kept in `slurm.state`.
 """
 from __future__ import annotations
 
-import fcntl
+import contextlib
+import datetime as dt
+import json
 import os
-import shutil
+import re
+import tempfile
 import time
 from pathlib import Path
 
-from . import ledger, slurm
+from . import ledger, ledgerrec, paths, regfile, slurm
 
 BASE_OUTCOMES = ("passed", "failed", "error", "crashed", "timeout", "skipped")
 STATE_OUTCOME = {"TIMEOUT": "timeout", "DEADLINE": "timeout", "CANCELLED": "crashed", "PREEMPTED": "crashed",
                  "NODE_FAIL": "crashed", "OUT_OF_MEMORY": "crashed", "BOOT_FAIL": "crashed", "REVOKED": "crashed",
                  "FAILED": "error", "COMPLETED": "error"}
+# Where a task leaves its executed notebook (slurm.task_main; the platform part is runner.run_one's slug).
+NOTEBOOK_RE = re.compile(r"nb/([0-9]+)/(RMN-[0-9]{4})--([A-Za-z0-9_+()-][A-Za-z0-9._+()-]{0,119})\.ipynb")
+MAX_NOTEBOOK_BYTES = 256 << 20      # run notebooks are capped (nbcap) far below this
 ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
           "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "SPECIAL_EXIT", "RESV_DEL_HOLD"}
 
@@ -51,20 +64,42 @@ def outcome_for(state: str, started: bool, allowed: set[str]) -> str:
     return STATE_OUTCOME.get(state, "crashed")
 
 
-def _log_tail(spool: Path, job: str | None, limit: int = 700) -> str:
+def _task_json(spool: Path, rel: str, problems: list[str] | None):
+    """A JSON file the task wrote, or None (missing, unusable; one that must not be read is a problem)."""
+    try:
+        raw = regfile.read_beneath(spool, rel, slurm.MAX_TASK_FILE_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if problems is not None:
+            problems.append(f"{e}: ignored")
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+
+
+def _log_tail(spool: Path, job: str | None, problems: list[str], limit: int = 700) -> str:
     if not job:
         return ""
-    p = spool / "logs" / f"{job}.out"
     try:
-        with open(p, "rb") as f:
-            f.seek(max(0, os.path.getsize(p) - limit))
-            return f.read().decode("utf-8", errors="replace").strip()
+        fd = regfile.open_beneath(spool, f"logs/{job}.out")
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        problems.append(f"{e}: ignored")
+        return ""
+    try:
+        size = os.fstat(fd).st_size
+        return os.pread(fd, limit, max(0, size - limit)).decode("utf-8", errors="replace").strip()
     except OSError:
         return ""
+    finally:
+        os.close(fd)
 
 
 def _seconds(a: str | None, b: str | None) -> float | None:
-    import datetime as dt
     try:
         f = "%Y-%m-%dT%H:%M:%SZ"
         return max(0.0, (dt.datetime.strptime(b, f) - dt.datetime.strptime(a, f)).total_seconds())
@@ -72,13 +107,22 @@ def _seconds(a: str | None, b: str | None) -> float | None:
         return None
 
 
-def synthesize(spool: Path, man: dict, t: dict, job: str, st: slurm.TaskState | None, allowed: set[str]) -> dict:
+def _is_date(d) -> bool:
+    return isinstance(d, str) and bool(ledgerrec.DATE_RE.fullmatch(d)) and _seconds(d, d) is not None
+
+
+def synthesize(spool: Path, man: dict, t: dict, job: str, st: slurm.TaskState | None, allowed: set[str],
+               problems: list[str] | None = None) -> dict:
     """The record of a task that wrote none."""
     n = t["task"]
-    start = slurm.read_json(spool / "tasks" / f"{n}.start.json")
-    sig = slurm.read_json(spool / "tasks" / f"{n}.signal.json")
-    started = isinstance(start, dict)
-    tail = _log_tail(spool, job)
+    problems = [] if problems is None else problems
+    start = _task_json(spool, f"tasks/{n}.start.json", problems)
+    sig = _task_json(spool, f"tasks/{n}.signal.json", problems)
+    # What the task wrote is used only where it has the type and form a record needs.
+    start = start if isinstance(start, dict) else None
+    sig = sig if isinstance(sig, dict) else None
+    started = start is not None
+    tail = _log_tail(spool, job, problems)
     state = st.state if st else "UNKNOWN"
     node = (st.node if st else "") or (start or {}).get("node", "")
     if st:
@@ -102,15 +146,21 @@ def synthesize(spool: Path, man: dict, t: dict, job: str, st: slurm.TaskState | 
         why = f"{what} without starting (cancelled while pending, or never scheduled)"
     if tail and outcome != "skipped":
         why += ". Log tail: " + tail
-    date = (st.end if st else None) or (sig or {}).get("at") or slurm.utcnow()
-    fp = start["fingerprint"] if started and isinstance(start.get("fingerprint"), dict) else {"platform": "unknown"}
+    date = next((d for d in ((st.end if st else None), (sig or {}).get("at"))
+                 if _is_date(d)), None) or slurm.utcnow()
+    fp = (start or {}).get("fingerprint")
+    fp = fp if started and not ledgerrec.fingerprint_problem(fp) else {"platform": "unknown"}
+    label = (start or {}).get("platform_label")
+    commit = next((c for c in ((start or {}).get("commit"), man.get("commit"))
+                   if isinstance(c, str) and ledgerrec.COMMIT_RE.fullmatch(c)), "unknown")
     tiers = {x: {"outcome": outcome} for x in t.get("entry_tiers") or []}
     if outcome == "skipped":
         tiers = {x: {"outcome": "skipped", "reason": "the Slurm task never started"} for x in tiers}
     rec = {"entry": t["entry"], "runbook": t["runbook"], "outcome": outcome, "tiers": tiers,
            "requested_tiers": t["tiers"], "fingerprint": fp,
-           "platform_label": start.get("platform_label", "") if started else "not run (the task never started)",
-           "date": date, "commit": (start or {}).get("commit") or man.get("commit") or "unknown",
+           "platform_label": (label if isinstance(label, str) else "")[:200] if started
+           else "not run (the task never started)",
+           "date": date, "commit": commit,
            "reason": why[-3000:]}
     secs = _seconds((st.start if st else None) or (start or {}).get("started"), date)
     if secs is not None and started:
@@ -125,10 +175,38 @@ def _key(rec: dict) -> tuple | None:
     return None
 
 
-def _own_record(spool: Path, n: int, problems: list[str]) -> dict | None:
-    recs, bad = ledger.read(spool / "tasks" / f"{n}.jsonl")
+def _show(v, n: int = 80) -> str:
+    return repr(v)[:n]
+
+
+def _own_record(spool: Path, t: dict, problems: list[str]) -> dict | None | bool:
+    """The task's own record; None when it wrote none; False when it cannot be used (a problem says why)."""
+    n = t["task"]
+    rel = f"tasks/{n}.jsonl"
+    try:
+        fd = regfile.open_beneath(spool, rel)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        problems.append(f"task {n} ({t['entry']}): {e}: not merged")
+        return False
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(fd).st_size
+        if size > slurm.MAX_TASK_FILE_BYTES:         # a task writes one record of a few KiB
+            problems.append(f"task {n} ({t['entry']}): {rel}: {size} bytes, more than a task's record can be: "
+                            "not merged")
+            return False
+        recs, bad = ledger.parse(f, rel)
     problems += [f"task {n}: {p}" for p in bad]
-    return recs[-1] if recs else None
+    if not recs:
+        return False if bad else None
+    rec = recs[-1]
+    # The record is the task's word: it must be about the runbook the manifest gave the task.
+    if rec["entry"] != t["entry"] or rec["runbook"] != t["runbook"]:
+        problems.append(f"task {n}: its record is of {_show(rec['entry'])} ({_show(rec['runbook'])}), but the "
+                        f"manifest gave task {n} {t['entry']} ({t['runbook']}): not merged")
+        return False
+    return rec
 
 
 def _plan(spool: Path, man: dict, snap: slurm.Snapshot, done: set, allowed: set[str], problems: list[str]):
@@ -147,7 +225,9 @@ def _plan(spool: Path, man: dict, snap: slurm.Snapshot, done: set, allowed: set[
         if job in snap.active:                # pending, running, completing, requeued: not done yet
             unfinished.append(f"{label}: {snap.active[job].lower()}")
             continue
-        own = _own_record(spool, n, problems)
+        own = _own_record(spool, t, problems)
+        if own is False:
+            continue
         st = snap.states.get(job)
         if own is not None:
             rec = own
@@ -157,11 +237,11 @@ def _plan(spool: Path, man: dict, snap: slurm.Snapshot, done: set, allowed: set[
         elif st is not None and st.state in ACTIVE:
             unfinished.append(f"{label}: {st.state.lower()}")
             continue
-        elif st is None and (spool / "tasks" / f"{n}.start.json").is_file():
+        elif st is None and isinstance(_task_json(spool, f"tasks/{n}.start.json", None), dict):
             undetermined.append(n)
-            rec = synthesize(spool, man, t, job, None, allowed)
+            rec = synthesize(spool, man, t, job, None, allowed, problems)
         else:
-            rec = synthesize(spool, man, t, job, st, allowed)
+            rec = synthesize(spool, man, t, job, st, allowed, problems)
         if not isinstance(rec.get("slurm"), dict):
             rec["slurm"] = {}
         s = rec["slurm"]
@@ -175,8 +255,58 @@ def _plan(spool: Path, man: dict, snap: slurm.Snapshot, done: set, allowed: set[
                 s["exit_code"] = st.exit_code
         elif "state" not in s:
             s["state"] = "UNKNOWN"
-        todo.append(rec)
+        todo.append((t, rec))
     return todo, already, unfinished, undetermined
+
+
+def _stage_notebook(spool: Path, root: Path, t: dict, rec: dict, problems: list[str]) -> tuple | None:
+    """(temporary copy, final path) of the task's notebook, or None. The record's own `notebook` field is never
+    used: the published name is the checked source's name, in docs/verification/runs/."""
+    claimed = rec["slurm"].pop("notebook", None)
+    rec.pop("notebook", None)
+    if claimed is None:
+        return None
+    n = t["task"]
+    m = NOTEBOOK_RE.fullmatch(claimed) if isinstance(claimed, str) else None
+    if not m or m[1] != str(n) or m[2] != t["entry"] or ".." in claimed:
+        problems.append(f"task {n} ({t['entry']}): slurm.notebook {_show(claimed)} is not "
+                        f"nb/{n}/{t['entry']}--<platform>.ipynb: no notebook published")
+        return None
+    try:
+        src = regfile.open_beneath(spool, claimed)
+    except FileNotFoundError:
+        return None                           # the task's notebook is gone: the record stands without one
+    except OSError as e:
+        problems.append(f"task {n} ({t['entry']}): notebook {e}: no notebook published")
+        return None
+    name = claimed.rsplit("/", 1)[1]
+    dest = paths.executed_dir(root) / name
+    tmp = None
+    try:
+        size = os.fstat(src).st_size
+        if size > MAX_NOTEBOOK_BYTES:
+            raise OSError(f"{claimed}: {size} bytes, more than the {MAX_NOTEBOOK_BYTES >> 20} MiB limit")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=dest.parent)
+        with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), 0o644)     # as a copy made under the usual umask (mkstemp gives 0600)
+            left = MAX_NOTEBOOK_BYTES + 1
+            while left > 0 and (chunk := os.read(src, min(left, 1 << 20))):
+                out.write(chunk)
+                left -= len(chunk)
+        if left <= 0:
+            raise OSError(f"{claimed}: grew past the {MAX_NOTEBOOK_BYTES >> 20} MiB limit")
+    except OSError as e:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        problems.append(f"task {n} ({t['entry']}): notebook not published: {e}")
+        return None
+    finally:
+        os.close(src)
+    rec["slurm"]["notebook"] = claimed
+    rec["notebook"] = str(paths.executed_dir(Path(".")) / name)
+    return tmp, dest
 
 
 def merge(spool: Path, root: Path, lpath: Path | None = None, settle: float = 10,
@@ -186,36 +316,38 @@ def merge(spool: Path, root: Path, lpath: Path | None = None, settle: float = 10
     lpath = lpath or ledger.default_path(root)
     allowed = allowed_outcomes()
     jobs = slurm.job_ids(man)
-    with open(spool / "merge.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    deadline = time.monotonic() + settle
+    while True:
+        snap = query(jobs)
+        existing, bad = ledger.read(lpath)
+        done = {k for k in map(_key, existing) if k}
         problems: list[str] = []
-        deadline = time.monotonic() + settle
-        while True:
-            snap = query(jobs)
-            existing, bad = ledger.read(lpath)
-            done = {k for k in map(_key, existing) if k}
-            problems = []
-            todo, already, unfinished, undetermined = _plan(spool, man, snap, done, allowed, problems)
-            # A task that just ended may not be in sacct yet: ask again for a while before calling it unknown.
-            if not undetermined or time.monotonic() >= deadline:
-                break
-            time.sleep(min(5.0, max(0.5, deadline - time.monotonic())))
-        added = []
-        for rec in todo:
-            s = rec["slurm"]
-            src = spool / s["notebook"] if s.get("notebook") else None
-            if src is not None and src.is_file() and rec.get("notebook"):
-                dest = root / rec["notebook"]
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dest)
-            else:
-                rec.pop("notebook", None)
-            try:
-                ledger.append(lpath, rec)
-            except (ValueError, OSError) as e:
-                problems.append(f"task {s['task']} ({rec.get('entry')}): not merged: {e}")
-                continue
-            added.append(rec)
+        todo, already, unfinished, undetermined = _plan(spool, man, snap, done, allowed, problems)
+        # A task that just ended may not be in sacct yet: ask again for a while before calling it unknown.
+        if not undetermined or time.monotonic() >= deadline:
+            break
+        time.sleep(min(5.0, max(0.5, deadline - time.monotonic())))
+    staged = {}
+    try:
+        for t, rec in todo:
+            got = _stage_notebook(spool, root, t, rec, problems)
+            if got:
+                staged[id(rec)] = got
+
+        def publish(rec: dict) -> None:        # under the ledger's lock, once the record is known to be new
+            if id(rec) in staged:
+                os.replace(*staged[id(rec)])
+                del staged[id(rec)]
+
+        added, present, failed = ledger.append_new(lpath, [r for _, r in todo], _key, publish)
+    finally:
+        for tmp, _ in staged.values():        # notebooks of records not written (already there, or refused)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    already += [_key(r) for r in present]
+    for rec, why in failed:
+        s = rec["slurm"]
+        problems.append(f"task {s['task']} ({rec.get('entry')}): not merged: {why}")
     return {"run": man["run"], "added": added, "already": [list(k) for k in already],
             "unfinished": unfinished, "problems": problems,
             "notes": snap.notes + [f"the ledger has unreadable lines: {p}" for p in bad], "ledger": str(lpath)}

@@ -38,11 +38,14 @@ def _ignore_sigxfsz() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
-def append(path: Path, record: dict) -> None:
+def _line(record: dict) -> bytes:
     bad = ledgerrec.problems(record)
     if bad:
         raise ValueError("invalid ledger record: " + "; ".join(f"{f or 'record'}: {m}" for f, m in bad))
-    line = (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    return (json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _open_locked(path: Path) -> int:
     _ignore_sigxfsz()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,26 +54,74 @@ def append(path: Path, record: dict) -> None:
         raise LedgerWriteError(e.errno, f"cannot open the ledger {path}: {e.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        if size:
-            # A previous writer killed mid-line would leave no newline: start ours on a fresh line.
-            if os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
-        try:
-            view = memoryview(line)
-            while view:                      # write() may write part of the line (a limit, a full disk)
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError as e:
-            try:
-                os.ftruncate(fd, size)
-                undone = "the ledger is unchanged"
-            except OSError as e2:
-                undone = f"rolling back failed too ({e2.strerror}): check its last line"
-            raise LedgerWriteError(e.errno, f"could not append to {path}: {e.strerror}; {undone}") from None
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+def _write(fd: int, path: Path, line: bytes) -> None:
+    """Append one line to the locked ledger: the whole line, or the file as it was."""
+    size = os.fstat(fd).st_size
+    if size:
+        # A previous writer killed mid-line would leave no newline: start ours on a fresh line.
+        if os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+    try:
+        view = memoryview(line)
+        while view:                      # write() may write part of the line (a limit, a full disk)
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError as e:
+        try:
+            os.ftruncate(fd, size)
+            undone = "the ledger is unchanged"
+        except OSError as e2:
+            undone = f"rolling back failed too ({e2.strerror}): check its last line"
+        raise LedgerWriteError(e.errno, f"could not append to {path}: {e.strerror}; {undone}") from None
+
+
+def _close(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+
+
+def append(path: Path, record: dict) -> None:
+    line = _line(record)
+    fd = _open_locked(path)
+    try:
+        _write(fd, path, line)
+    finally:
+        _close(fd)
+
+
+def append_new(path: Path, records: list[dict], key, publish=None) -> tuple[list, list, list]:
+    """Append each record whose key(record) no valid record of the ledger has, all under the ledger's lock:
+    writers of the same records (merges of two copies of one spool, at once) add each exactly once.
+    publish(record), if given, runs under the lock just before that record's line is written (a failure
+    there, an OSError, skips the record). Returns (added, already present, [(record, why not written)])."""
+    added, present, failed = [], [], []
+    fd = _open_locked(path)
+    try:
+        have = {key(r) for r in read(path)[0]} - {None}
+        for rec in records:
+            k = key(rec)
+            if k is not None and k in have:
+                present.append(rec)
+                continue
+            try:
+                line = _line(rec)
+                if publish:
+                    publish(rec)
+                _write(fd, path, line)
+            except (ValueError, OSError) as e:
+                failed.append((rec, str(e)))
+                continue
+            have.add(k)
+            added.append(rec)
+    finally:
+        _close(fd)
+    return added, present, failed
 
 
 def _lines(f):
@@ -91,31 +142,36 @@ def _lines(f):
 
 def read(path: Path) -> tuple[list[dict], list[str]]:
     """(valid records in file order, problems as 'ledger.jsonl:N: ...')."""
-    records, problems = [], []
     if not path.is_file():
-        return records, problems
+        return [], []
     with open(path, "rb") as f:
-        for n, raw in _lines(f):
-            where = f"{path.name}:{n}"
-            if raw is None:
-                problems.append(f"{where}: record longer than {MAX_LINE} bytes")
-                continue
-            text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
-                continue
-            try:
-                rec = json.loads(text)
-            except RecursionError:
-                problems.append(f"{where}: corrupt record (nested too deeply)")
-                continue
-            except ValueError as e:   # JSONDecodeError, or an integer too long to convert
-                problems.append(f"{where}: corrupt record ({getattr(e, 'msg', None) or str(e)[:80]})")
-                continue
-            bad = ledgerrec.problems(rec)
-            if bad:
-                problems += [f"{where}: {field + ': ' if field else ''}{msg}" for field, msg in bad]
-                continue
-            records.append(rec)
+        return parse(f, path.name)
+
+
+def parse(f, name: str) -> tuple[list[dict], list[str]]:
+    """read() of an open binary file; problems name it `name`."""
+    records, problems = [], []
+    for n, raw in _lines(f):
+        where = f"{name}:{n}"
+        if raw is None:
+            problems.append(f"{where}: record longer than {MAX_LINE} bytes")
+            continue
+        text = raw.decode("utf-8", errors="replace")
+        if not text.strip():
+            continue
+        try:
+            rec = json.loads(text)
+        except RecursionError:
+            problems.append(f"{where}: corrupt record (nested too deeply)")
+            continue
+        except ValueError as e:   # JSONDecodeError, or an integer too long to convert
+            problems.append(f"{where}: corrupt record ({getattr(e, 'msg', None) or str(e)[:80]})")
+            continue
+        bad = ledgerrec.problems(rec)
+        if bad:
+            problems += [f"{where}: {field + ': ' if field else ''}{msg}" for field, msg in bad]
+            continue
+        records.append(rec)
     return records, problems
 
 

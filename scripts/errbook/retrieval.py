@@ -330,13 +330,13 @@ LABELLED_FOLDERS = ("real", "unseen")
 
 def labelled_logs(root: Path, folders=LABELLED_FOLDERS) -> list[dict]:
     """Labelled logs with their entry and thread: {path, expect, thread, folder, split (declared, or None)}."""
-    import yaml                   # only here: the browser engine never reads these files
+    from . import yamlpos         # only here: the browser engine never reads these files
     out = []
     for folder in folders:
         for p in sorted((labelled_dir(root) / folder).glob("*.log")):
             try:                  # a broken label costs that log its place in the index, never a triage
-                meta = yaml.safe_load(p.with_suffix(".yaml").read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                meta = yamlpos.load(p.with_suffix(".yaml").read_text(encoding="utf-8"), "a label").data
+            except (OSError, UnicodeDecodeError, yamlpos.YamlError):
                 meta = None
             meta = meta if isinstance(meta, dict) else {}
             out.append({"path": p, "folder": folder, "expect": str(meta.get("expect", "none")),

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import paths
+from . import ledgerrec, paths, regfile, yamlpos
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -55,46 +55,69 @@ class FleetError(ValueError):
     """A fleet file or option that cannot be used (exit 2)."""
 
 
+class SpoolError(ValueError):
+    """A spool that cannot be merged: no manifest, or one that is not what errbook run --slurm writes (exit 2)."""
+
+
+MAX_FLEET_BYTES = 1 << 20       # a fleet file is a few dozen lines
+MAX_MANIFEST_BYTES = 64 << 20   # about 300 bytes a task
+MAX_TASK_FILE_BYTES = 1 << 20   # tasks/<n>.jsonl (one record), tasks/<n>.start.json, tasks/<n>.signal.json
+
+
 # ---------------------------------------------------------------- configuration
 
-def _check_keys(where: str, d: dict, allowed: dict) -> None:
+def _check_keys(where, d: dict, allowed: dict) -> None:
+    """where(key) -> 'file:line: field' for messages."""
     for k, v in d.items():
         if k not in allowed:
-            raise FleetError(f"{where}: unknown key {k!r} (known: {', '.join(sorted(allowed))})")
+            raise FleetError(f"{where(k)}: unknown key {k!r} (known: {', '.join(sorted(allowed))})")
         want = allowed[k]
         if not isinstance(v, want) or isinstance(v, bool):
             names = " or ".join(t.__name__ for t in (want if isinstance(want, tuple) else (want,)))
-            raise FleetError(f"{where}: {k} must be {names}, not {type(v).__name__}")
+            raise FleetError(f"{where(k)}: {k} must be {names}, not {type(v).__name__}")
         if k in ("sbatch", "modules", "setup") and not all(isinstance(x, str) for x in v):
-            raise FleetError(f"{where}: {k} must be a list of strings")
+            raise FleetError(f"{where(k)}: {k} must be a list of strings")
         if k == "env" and not all(isinstance(x, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", x) for x in v):
-            raise FleetError(f"{where}: env names must be shell variable names")
+            raise FleetError(f"{where(k)}: env names must be shell variable names")
+        if k == "env" and not all(type(x) in (str, int, float) for x in v.values()):
+            raise FleetError(f"{where(k)}: env values must be strings or numbers")
+        if k == "timeout" and not (math.isfinite(v) and v > 0):
+            raise FleetError(f"{where(k)}: timeout must be a number of seconds > 0")
 
 
 def load_fleet(path: Path | None) -> dict:
-    """{'spool': str|None, 'classes': {name: options}} from a fleet file; no file: one class 'default'."""
+    """{'spool': str|None, 'classes': {name: options}} from a fleet file; no file: one class 'default'.
+    Read with the entries' YAML rules (yamlpos: no anchors or aliases, bounded depth and integers)."""
     if path is None:
         return {"spool": None, "classes": {"default": {}}}
-    import yaml
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        raise FleetError(f"{path}: not valid YAML ({e})") from None
+        text = regfile.read_regular(path, MAX_FLEET_BYTES).decode("utf-8")
+        located = yamlpos.load(text, "a fleet file")
+    except UnicodeDecodeError as e:
+        raise FleetError(f"{path}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except yamlpos.YamlError as e:
+        raise FleetError(f"{path}:{e.line}: {e.message}") from None
+    data = located.data or {}
     if not isinstance(data, dict):
-        raise FleetError(f"{path}: a fleet file is a mapping")
+        raise FleetError(f"{path}:1: a fleet file is a mapping")
+
+    def at(*field):
+        return lambda k: f"{path}:{located.line_of(field + (k,))}: " + ".".join(map(str, field + (k,)))
+
     top = {k: v for k, v in data.items() if k not in CLASS_KEYS}
     defaults = {k: v for k, v in data.items() if k in CLASS_KEYS}
-    _check_keys(str(path), top, TOP_KEYS)
-    _check_keys(str(path), defaults, CLASS_KEYS)
+    _check_keys(at(), top, TOP_KEYS)
+    _check_keys(at(), defaults, CLASS_KEYS)
     classes = data.get("classes") or {"default": {}}
     out = {}
     for name, opts in classes.items():
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}", name):
-            raise FleetError(f"{path}: node class name {name!r} must be letters, digits, . _ - (at most 41)")
+            raise FleetError(f"{at('classes')(name)}: node class name {name!r} must be letters, digits, . _ - "
+                             "(at most 41)")
         opts = opts or {}
         if not isinstance(opts, dict):
-            raise FleetError(f"{path}: classes.{name} must be a mapping")
-        _check_keys(f"{path}: classes.{name}", opts, CLASS_KEYS)
+            raise FleetError(f"{at('classes')(name)}: must be a mapping")
+        _check_keys(at("classes", name), opts, CLASS_KEYS)
         out[name] = {**defaults, **opts}
     return {"spool": data.get("spool"), "classes": out}
 
@@ -151,14 +174,85 @@ def write_json(path: Path, data) -> None:
 def read_json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 
+RUN_RE = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,63}")
+CLASS_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,40}")
+JOB_RE = re.compile(r"[0-9]{1,18}")
+
+
+def _int(v) -> bool:
+    return type(v) is int and v >= 0
+
+
+def manifest_problem(m) -> str | None:
+    """'field: why' for the first thing the merge (or a task) could not use safely, else None."""
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        return f"not a format-{FORMAT} manifest of errbook run --slurm"
+    if not isinstance(m.get("run"), str) or not RUN_RE.fullmatch(m["run"]):
+        return "run: must be a run id (letters, digits, . _ -; at most 64)"
+    classes, tasks = m.get("classes"), m.get("tasks")
+    if not isinstance(classes, dict):
+        return "classes: must be a mapping of node class to its job"
+    if not isinstance(tasks, list):
+        return "tasks: must be a list"
+    for name, c in classes.items():
+        where = f"classes.{name if isinstance(name, str) and CLASS_RE.fullmatch(name) else '?'}"
+        if not isinstance(name, str) or not CLASS_RE.fullmatch(name):
+            return f"{where}: a node class name is letters, digits, . _ - (at most 41)"
+        if not isinstance(c, dict):
+            return f"{where}: must be a mapping"
+        if c.get("job") is not None and not (isinstance(c["job"], str) and JOB_RE.fullmatch(c["job"])):
+            return f"{where}.job: must be a Slurm job id (digits) or null"
+        if not isinstance(c.get("tasks"), list) or not all(_int(n) and n < len(tasks) for n in c["tasks"]):
+            return f"{where}.tasks: must be a list of task numbers"
+        if not isinstance(c.get("options", {}), dict):
+            return f"{where}.options: must be a mapping"
+    for i, t in enumerate(tasks):
+        where = f"tasks[{i}]"
+        if not isinstance(t, dict):
+            return f"{where}: must be a mapping"
+        if t.get("task") != i or type(t.get("task")) is not int:
+            return f"{where}.task: must be {i} (its place in the list)"
+        if not isinstance(t.get("class"), str) or t["class"] not in classes:
+            return f"{where}.class: must be one of the manifest's classes"
+        ct = classes[t["class"]]["tasks"]
+        if not _int(t.get("index")) or t["index"] >= len(ct) or ct[t["index"]] != i:
+            return f"{where}.index: must be the task's place in classes.{t['class']}.tasks"
+        if not isinstance(t.get("entry"), str) or not ledgerrec.ENTRY_RE.fullmatch(t["entry"]):
+            return f"{where}.entry: must be an entry id (RMN-NNNN)"
+        if not isinstance(t.get("runbook"), str) or not ledgerrec.RUNBOOK_RE.fullmatch(t["runbook"]):
+            return f"{where}.runbook: must be runbooks/<class>/RMN-NNNN.ipynb"
+        if not isinstance(t.get("tiers"), str) or len(t["tiers"]) > 200:
+            return f"{where}.tiers: must be a comma-separated list of tiers"
+        to = t.get("timeout")
+        if type(to) not in (int, float) or not math.isfinite(to) or to <= 0:
+            return f"{where}.timeout: must be a number of seconds > 0"
+        et = t.get("entry_tiers", [])
+        if not isinstance(et, list) or not all(x in ledgerrec.TIERS for x in et):
+            return f"{where}.entry_tiers: must be a list of tiers ({', '.join(ledgerrec.TIERS)})"
+    return None
+
+
 def load_manifest(spool: Path) -> dict:
-    m = read_json(spool / MANIFEST)
-    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("tasks"), list):
-        raise FileNotFoundError(f"{spool} is not an errbook spool (no readable {MANIFEST})")
+    try:
+        raw = regfile.read_beneath(spool, MANIFEST, MAX_MANIFEST_BYTES)
+    except FileNotFoundError:
+        raise SpoolError(f"{spool} is not an errbook spool (no {MANIFEST})") from None
+    except OSError as e:
+        raise SpoolError(f"{spool / MANIFEST}: cannot be read: {e.strerror or e}") from None
+    try:
+        m = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise SpoolError(f"{spool / MANIFEST}: not valid JSON (nested too deeply)") from None
+    except ValueError as e:            # JSONDecodeError (with its line), UnicodeDecodeError, a huge integer
+        where = f":{e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
+        raise SpoolError(f"{spool / MANIFEST}{where}: not valid JSON ({getattr(e, 'msg', None) or e})") from None
+    why = manifest_problem(m)
+    if why:
+        raise SpoolError(f"{spool / MANIFEST}: {why}")
     return m
 
 
@@ -469,7 +563,11 @@ def main(args, root: Path) -> int:
               f"Merge later: errbook ledger --merge {spool}", file=sys.stderr)
         return 130
     lpath = Path(args.ledger) if args.ledger else None
-    res = fleetmerge.merge(spool, root, lpath, settle=0 if not finished else 30)
+    try:
+        res = fleetmerge.merge(spool, root, lpath, settle=0 if not finished else 30)
+    except (SpoolError, OSError) as e:
+        print(f"errbook run: {e}", file=sys.stderr)
+        return 2
     return report(res, args.json, spool) or (2 if errors else 0)
 
 
@@ -501,7 +599,7 @@ def merge_main(args, root: Path) -> int:
     spool = Path(args.merge).resolve()
     try:
         res = fleetmerge.merge(spool, root, None, settle=args.settle)
-    except FileNotFoundError as e:
+    except (SpoolError, OSError) as e:
         print(f"errbook ledger: {e}", file=sys.stderr)
         return 2
     rc = report(res, args.json, spool)

@@ -9,9 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-import yaml
-
 from . import entries as entries_mod
+from . import yamlpos
 from . import versions
 
 REVIEW_DAYS = 180
@@ -25,7 +24,12 @@ def load_releases(root: Path) -> dict:
     p = releases_path(root)
     if not p.is_file():
         return {}
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    try:            # the entries' YAML rules: no aliases (an alias bomb), bounded depth and integers
+        data = yamlpos.load(p.read_text(encoding="utf-8"), "releases.yaml").data or {}
+    except yamlpos.YamlError as e:
+        raise ValueError(f"{p}:{e.line}: {e.message}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}:1: releases are a mapping of component to its newest release")
     return {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("newest"), str)}
 
 
@@ -67,7 +71,12 @@ def main(args, root: Path) -> int:
     import json
     loaded, errors = entries_mod.load_all(root)
     today = dt.date.fromisoformat(args.today) if args.today else dt.date.today()
-    rows = due(loaded, load_releases(root), today)
+    try:
+        releases = load_releases(root)
+    except (ValueError, OSError) as e:
+        print(f"errbook stale: {e}", file=__import__("sys").stderr)
+        return 2
+    rows = due(loaded, releases, today)
     if args.json:
         print(json.dumps({"due": rows, "today": str(today)}, indent=1))
     else:

@@ -121,7 +121,8 @@ def record_tally(arg: str, results: list[dict]) -> str | None:
         if p.is_dir():
             raise IsADirectoryError(21, "is a directory")
         p.parent.mkdir(parents=True, exist_ok=True)
-        with open(p, "a", encoding="utf-8") as f:
+        from . import regfile         # a FIFO or device at the tally's path must not block or take the ids
+        with os.fdopen(regfile.open_regular(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a", encoding="utf-8") as f:
             f.write(json.dumps({"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                                 "top": results[0]["id"], "matched": [r["id"] for r in results]}) + "\n")
     except OSError as e:
@@ -129,12 +130,16 @@ def record_tally(arg: str, results: list[dict]) -> str | None:
     return None
 
 
+MAX_TALLY_BYTES = 256 << 20     # about 4 million triages
+
+
 def show_tally(path: Path) -> int:
     """Counts per entry. Lines that are not tally records (corrupt, not UTF-8) are counted and reported."""
     counts: dict[str, int] = {}
     bad = 0
     try:
-        raw = path.read_bytes() if path.exists() else b""
+        from . import regfile
+        raw = regfile.read_regular(path, MAX_TALLY_BYTES) if path.exists() else b""
     except OSError as e:
         print(f"errbook triage: cannot read the tally {path}: {e.strerror or e}", file=sys.stderr)
         return 2

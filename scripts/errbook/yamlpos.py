@@ -57,7 +57,7 @@ class Located:
         return self.lines.get(p, 1)
 
 
-def _refuse_anchors(text: str) -> None:
+def _refuse_anchors(text: str, what: str) -> None:
     """Scan the event stream (nothing is composed or constructed) for anchors and aliases."""
     if not _ANCHOR_HINT.search(text):
         return
@@ -67,10 +67,10 @@ def _refuse_anchors(text: str) -> None:
             ev = loader.get_event()
             mark = ev.start_mark
             if isinstance(ev, yaml.AliasEvent):
-                raise YamlError(f"YAML alias '*{ev.anchor[:40]}' is not allowed in an entry (write the value out)",
+                raise YamlError(f"YAML alias '*{ev.anchor[:40]}' is not allowed in {what} (write the value out)",
                                 mark.line + 1, mark.column + 1)
             if getattr(ev, "anchor", None):
-                raise YamlError(f"YAML anchor '&{ev.anchor[:40]}' is not allowed in an entry (write the value out)",
+                raise YamlError(f"YAML anchor '&{ev.anchor[:40]}' is not allowed in {what} (write the value out)",
                                 mark.line + 1, mark.column + 1)
     finally:
         loader.dispose()
@@ -79,7 +79,7 @@ def _refuse_anchors(text: str) -> None:
 def _walk(node: yaml.Node, path: tuple, lines: dict, visited: set) -> None:
     line = node.start_mark.line + 1
     if id(node) in visited:   # a shared node is an alias the event scan did not see: never expand it
-        raise YamlError("YAML alias is not allowed in an entry", line, node.start_mark.column + 1)
+        raise YamlError("YAML alias is not allowed", line, node.start_mark.column + 1)
     visited.add(id(node))
     if len(path) > MAX_DEPTH:
         raise YamlError(f"nested deeper than {MAX_DEPTH} levels", line, node.start_mark.column + 1)
@@ -125,10 +125,12 @@ def _bad_scalar_line(root: yaml.Node) -> int:
     return 1
 
 
-def load(text: str) -> Located:
+def load(text: str, what: str = "an entry") -> Located:
+    """Every YAML file errbook reads goes through here (entries, the fleet file, releases, labels); `what`
+    names the kind of file in messages."""
     loader = _Loader(text)
     try:
-        _refuse_anchors(text)
+        _refuse_anchors(text, what)
         node = loader.get_single_node()
         if node is None:
             return Located(None, {(): 1})
