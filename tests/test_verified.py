@@ -66,7 +66,7 @@ def test_pages_show_an_earlier_version_for_an_old_digest_and_ignore_a_forged_mar
     assert r.returncode == 0, r.stdout + r.stderr
     html = (tmp_path / "out" / "entries" / "RMN-0001" / "index.html").read_text(encoding="utf-8")
     assert "eb-badge eb-passed" not in html
-    assert "static: verified an earlier version (2026-11-30)" in html
+    assert "static: earlier version" in html                                # the fix box badge
     assert "passed · earlier version" in html
     matrix = (tmp_path / "out" / "verification" / "index.html").read_text(encoding="utf-8")
     matrix = matrix[matrix.index("<table"):]                                     # the cells, not the legend

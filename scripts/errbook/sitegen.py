@@ -402,11 +402,11 @@ def tier_summary(e, records_by_platform: dict, short: bool = False) -> list[tupl
         elif bad:
             out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}" + ("" if short else f" on {bad[0]['where']}")))
         elif earlier:
-            out.append((t, "none", f"{t}: verified an earlier version ({earlier[-1]})"))
+            out.append((t, "none", f"{t}: earlier version" if short else f"{t}: verified an earlier version ({earlier[-1]})"))
         elif cur:
             out.append((t, "skipped", f"{t}: not verified" + ("" if short else " (skipped)")))
         elif rows:
-            out.append((t, "none", f"{t}: not run on this version"))
+            out.append((t, "none", f"{t}: not run on this version" if not short else f"{t}: not run"))
         else:
             out.append((t, "none", f"{t}: not run yet"))
     return out

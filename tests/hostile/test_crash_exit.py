@@ -69,8 +69,9 @@ def test_show_tally_of_a_huge_file_under_a_memory_limit(tmp_path):
             mem=1 << 30)
     assert b"Traceback" not in r.stderr, r.stderr.decode()[-2000:]
     assert r.returncode in (0, 2), (r.returncode, r.stderr)      # read in a bounded way, or said: never 1
-    if r.returncode == 2:
-        assert b"out of memory" in r.stderr, r.stderr
+    if r.returncode == 2:                # refused by the tally's size cap (L6), or the handler's MemoryError line
+        assert b"out of memory" in r.stderr or b"larger than the" in r.stderr, r.stderr
+        assert r.stderr.count(b"\n") == 1, r.stderr
 
 
 def test_show_tally_of_garbage_never_exits_1(tmp_path):
