@@ -7,7 +7,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -172,11 +171,9 @@ def test_override_target(v, name):
 GPU_HOST = os.path.exists("/dev/kfd") or os.path.exists("/proc/driver/nvidia")
 
 
-def test_collect_here_is_quick_and_records_sources():
-    t0 = time.perf_counter()
+def test_collect_here_records_sources():
+    # How fast collection is, is measured by scripts/benchmark.py, not asserted here (issue 28, L12).
     doc = facts.collect()
-    dt = time.perf_counter() - t0
-    assert dt < 5.0, f"collection took {dt:.1f} s"
     assert doc["format"] == facts.FORMAT and doc["facts"]
     for name, rec in doc["facts"].items():
         assert name in facts.VOCAB and rec["source"], name
@@ -220,9 +217,7 @@ def test_collection_survives_failing_probes(monkeypatch, active):
     monkeypatch.setattr(facts.subprocess, "run", broken_run)
     monkeypatch.setattr(facts, "_read", flaky_read)
     monkeypatch.setattr(facts.shutil, "which", lambda exe: f"/usr/bin/{exe}")   # pretend every tool exists
-    t0 = time.perf_counter()
     doc = facts.collect(timeout=1.0)
-    assert time.perf_counter() - t0 < 5.0
     failed = {p["probe"] for p in doc["probes"] if p.get("ok") is False}
     assert {"python", "loader"} <= failed
     assert "kernel.cmdline" not in doc["facts"] and "os.distro" not in doc["facts"]

@@ -1,7 +1,6 @@
 """errbook triage: streaming, hostile input, several files, JSON output, exit codes, the opt-in tally."""
 import io
 import json
-import time
 
 import pytest
 
@@ -74,9 +73,7 @@ def test_huge_line_binary_garbage_and_invalid_utf8(mini_root, monkeypatch):
     huge = b"cuda_runtime.h " * (7 * 1024 * 1024)     # ~100 MB single line full of the anchor
     garbage = os.urandom(1 << 20).replace(b"\n", b"\x00").replace(b"\r", b"\x00")
     data = huge + b"\n" + garbage + b"\n\xff\xfe\xc3(invalid utf8\n" + ERR
-    t0 = time.time()
     res, n, _ = _scan(mini_root, data, 8 << 20, monkeypatch)
-    assert time.time() - t0 < 60
     assert n == 4 and res[0]["evidence"][0]["lines"][-1]["line"] == 4
 
 

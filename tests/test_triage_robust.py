@@ -33,7 +33,7 @@ def test_a_worker_killed_mid_scan_is_reported_not_waited_for(tmp_path, monkeypat
     t0 = time.time()
     with pytest.raises(parallel.WorkerDied, match="SIGKILL"):
         parallel.scan_file(_sig(), str(path), _sig().new_scan(), workers=2)
-    assert time.time() - t0 < 30
+    assert time.time() - t0 < 600             # a ceiling that only catches waiting for the dead worker forever
 
 
 def test_spill_holds_sequence_steps_compactly_and_is_bounded(tmp_path):
