@@ -13,13 +13,13 @@ import re
 import subprocess
 import sys
 import time
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import BASE_ENTRY, REPO, build, make_root
+from test_hostile import live_html          # one detector of live markup for every hostile site test
 
 RUNS = Path("docs/verification/runs")
 
@@ -39,31 +39,12 @@ EVIL_CELLS = [
 ]
 
 
-class _Live(HTMLParser):
-    """Markup a browser would run: a script whose body calls alert, on* handlers and javascript: links."""
-
-    def __init__(self):
-        super().__init__()
-        self.found, self._script = [], False
-
-    def handle_starttag(self, tag, attrs):
-        self._script = tag == "script"
-        for k, v in attrs:
-            if "alert" in (v or "") and (k.startswith("on") or v.strip().lower().startswith("javascript:")):
-                self.found.append((tag, k, v))
-
-    def handle_data(self, data):
-        if self._script and "alert(" in data:
-            self.found.append(("script", data[:60]))
-
-
 def live(out: Path) -> dict:
     found = {}
     for p in out.rglob("*.html"):
-        parser = _Live()
-        parser.feed(p.read_text(encoding="utf-8", errors="replace"))
-        if parser.found:
-            found[str(p.relative_to(out))] = parser.found
+        hits = live_html(p.read_text(encoding="utf-8", errors="replace"))
+        if hits:
+            found[str(p.relative_to(out))] = hits
     return found
 
 
