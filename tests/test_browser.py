@@ -244,10 +244,7 @@ ISSUE_QUERIES = [
     ("hipErrorNoBinaryForGpu", ["RMN-0090"]), ("hipErrorNoDevice", ["RMN-0021"]),
     ("No HIP GPUs are available", ["RMN-0020"]), ("HIP out of memory", ["RMN-0092"]),
     ("显存不足", ["RMN-0092"]), ("invalid device function", ["RMN-0090"]), ("TensileLibrary.dat", ["RMN-0093"]),
-    pytest.param("找不到 设备", ["RMN-0021", "RMN-0020"], marks=pytest.mark.xfail(
-        reason="no entry's Chinese text says 找不到设备 (RMN-0021 says 没有设备, RMN-0020 看不到设备): a wording the "
-               "entries do not use, not a search fault",
-        strict=False)),
+    ("找不到 设备", ["RMN-0021", "RMN-0020"]),
 ]
 
 
@@ -257,6 +254,36 @@ def test_issue_queries_find_their_entry(browser, search_page, query, expect):
     r = rank(pages, search_page, expect)
     print(f"{query!r}: rank {r}")
     assert r is not None and r < 3, pages[:5]
+
+
+def _natural_queries(held_out):
+    import yaml
+    data = yaml.safe_load((REPO / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
+    return [q for q in data["queries"] if bool(q.get("held_out")) == held_out]
+
+
+def _expected(q, real_entries):
+    if q.get("expect_class"):
+        return [e.id for e in real_entries if e.get("class") == q["expect_class"]]
+    return q["expect"]
+
+
+@pytest.mark.parametrize("q", _natural_queries(False), ids=lambda q: q["query"])
+def test_natural_queries_find_their_entry(browser, search_page, real_entries, q):
+    """Words people type (issue titles, tests/search_queries.yaml): an entry that answers the query is in the top 3."""
+    pages = search(browser, q["query"])
+    r = rank(pages, search_page, _expected(q, real_entries))
+    print(f"{q['query']!r}: rank {r}")
+    assert r is not None and r < 3, (q["source"], pages[:5])
+
+
+def test_held_out_queries(browser, search_page, real_entries):
+    """Queries kept out of the tuning (held_out: true): reported, not asserted, so the figure stays a measurement."""
+    held = _natural_queries(True)
+    assert len(held) >= 5
+    ranks = {q["query"]: rank(search(browser, q["query"]), search_page, _expected(q, real_entries)) for q in held}
+    top3 = sum(r is not None and r < 3 for r in ranks.values())
+    print(f"held-out natural queries in the top 3: {top3}/{len(held)} {ranks}")
 
 
 @pytest.mark.parametrize("query", ["HIPIFY", "未移植"])
