@@ -233,11 +233,9 @@ def test_every_entry_is_found_by_its_error_text(browser, search_page, real_entri
     top3 = sum(r is not None and r < 3 for _, r in ranks.values())
     print(f"site search, each entry's primary error text: top-1 {top1}/{n}, top-3 {top3}/{n}")
     missed = {k: v for k, v in ranks.items() if v[1] is None or v[1] >= 3}
-    # Known since the 2026-12-07 content wave (26 entries): these two fell to 4th place, below newer entries
-    # that share their words. Open work (issue 25 item 4, issue 27 item 13); held to the top 5 meanwhile.
-    known = {"RMN-0190", "RMN-0200"}
-    assert set(missed) <= known, missed
-    assert all(v[1] is not None and v[1] < 5 for k, v in missed.items()), missed
+    # RMN-0190 and RMN-0200 fell to 4th in the 2026-12-07 content wave; back in the top 3 since a long query's last
+    # word is matched whole (search-query.js) and RMN-0190's summary names its 'Config file not found at' line.
+    assert not missed, missed
 
 
 ISSUE_QUERIES = [
