@@ -14,11 +14,12 @@ BASE_RUNBOOK = REPO / "runbooks" / "compile" / "RMN-0001.ipynb"
 
 
 def make_root(tmp: Path, with_docs: bool = False) -> Path:
-    """A throwaway checkout holding RMN-0001 and, optionally, the site's hand-written pages."""
+    """A throwaway checkout holding RMN-0001, errata/releases.yaml and, optionally, the site's hand-written pages."""
     (tmp / "errata" / "compile").mkdir(parents=True)
     (tmp / "runbooks" / "compile").mkdir(parents=True)
     shutil.copy(BASE_ENTRY, tmp / "errata" / "compile" / "RMN-0001.yaml")
     shutil.copy(BASE_RUNBOOK, tmp / "runbooks" / "compile" / "RMN-0001.ipynb")
+    shutil.copy(REPO / "errata" / "releases.yaml", tmp / "errata" / "releases.yaml")   # validate cross-checks it
     shutil.copy(REPO / "mkdocs.yml", tmp / "mkdocs.yml")
     if with_docs:
         shutil.copytree(REPO / "docs", tmp / "docs", ignore=shutil.ignore_patterns("runs"))

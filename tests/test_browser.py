@@ -233,21 +233,16 @@ def test_every_entry_is_found_by_its_error_text(browser, search_page, real_entri
     top3 = sum(r is not None and r < 3 for _, r in ranks.values())
     print(f"site search, each entry's primary error text: top-1 {top1}/{n}, top-3 {top3}/{n}")
     missed = {k: v for k, v in ranks.items() if v[1] is None or v[1] >= 3}
-    # Known since the 2026-12-07 content wave (26 entries): these two fell to 4th place, below newer entries
-    # that share their words. Open work (issue 25 item 4, issue 27 item 13); held to the top 5 meanwhile.
-    known = {"RMN-0190", "RMN-0200"}
-    assert set(missed) <= known, missed
-    assert all(v[1] is not None and v[1] < 5 for k, v in missed.items()), missed
+    # RMN-0190 and RMN-0200 fell to 4th in the 2026-12-07 content wave; back in the top 3 since a long query's last
+    # word is matched whole (search-query.js) and RMN-0190's summary names its 'Config file not found at' line.
+    assert not missed, missed
 
 
 ISSUE_QUERIES = [
     ("hipErrorNoBinaryForGpu", ["RMN-0090"]), ("hipErrorNoDevice", ["RMN-0021"]),
     ("No HIP GPUs are available", ["RMN-0020"]), ("HIP out of memory", ["RMN-0092"]),
     ("显存不足", ["RMN-0092"]), ("invalid device function", ["RMN-0090"]), ("TensileLibrary.dat", ["RMN-0093"]),
-    pytest.param("找不到 设备", ["RMN-0021", "RMN-0020"], marks=pytest.mark.xfail(
-        reason="no entry's Chinese text says 找不到设备 (RMN-0021 says 没有设备, RMN-0020 看不到设备): a wording the "
-               "entries do not use, not a search fault",
-        strict=False)),
+    ("找不到 设备", ["RMN-0021", "RMN-0020"]),
 ]
 
 
@@ -257,6 +252,36 @@ def test_issue_queries_find_their_entry(browser, search_page, query, expect):
     r = rank(pages, search_page, expect)
     print(f"{query!r}: rank {r}")
     assert r is not None and r < 3, pages[:5]
+
+
+def _natural_queries(held_out):
+    import yaml
+    data = yaml.safe_load((REPO / "tests" / "search_queries.yaml").read_text(encoding="utf-8"))
+    return [q for q in data["queries"] if bool(q.get("held_out")) == held_out]
+
+
+def _expected(q, real_entries):
+    if q.get("expect_class"):
+        return [e.id for e in real_entries if e.get("class") == q["expect_class"]]
+    return q["expect"]
+
+
+@pytest.mark.parametrize("q", _natural_queries(False), ids=lambda q: q["query"])
+def test_natural_queries_find_their_entry(browser, search_page, real_entries, q):
+    """Words people type (issue titles, tests/search_queries.yaml): an entry that answers the query is in the top 3."""
+    pages = search(browser, q["query"])
+    r = rank(pages, search_page, _expected(q, real_entries))
+    print(f"{q['query']!r}: rank {r}")
+    assert r is not None and r < 3, (q["source"], pages[:5])
+
+
+def test_held_out_queries(browser, search_page, real_entries):
+    """Queries kept out of the tuning (held_out: true): reported, not asserted, so the figure stays a measurement."""
+    held = _natural_queries(True)
+    assert len(held) >= 5
+    ranks = {q["query"]: rank(search(browser, q["query"]), search_page, _expected(q, real_entries)) for q in held}
+    top3 = sum(r is not None and r < 3 for r in ranks.values())
+    print(f"held-out natural queries in the top 3: {top3}/{len(held)} {ranks}")
 
 
 @pytest.mark.parametrize("query", ["HIPIFY", "未移植"])

@@ -373,17 +373,21 @@ def test_entry_search_metadata(rich):
 @pytest.mark.skipif(not shutil.which("node"), reason="Node.js is not installed")
 def test_search_query_rewrite():
     """Pasted error text becomes plain words for lunr: complete words exact, a last word that may still be being
-    typed a prefix (in a query of several words only from 3 characters: '=0' must not match every 0-word)."""
+    typed a prefix (in a query of 2 to 4 words only from 3 characters: '=0' must not match every 0-word; never in
+    a longer query)."""
     js = ("globalThis.self = globalThis; require(process.argv[1]);"
           "console.log(JSON.stringify(process.argv.slice(2).map((q) => self.ErrbookSearchQuery(q))));")
     qs = ["ROCBLAS_INTERNAL_FP16_ALT_IMPL=0", "Config file not found at", "HIP out of mem", "5", "gp",
-          "Unable to open /dev/kfd read-write: Cannot allocate memory", "hipErrorNoDevice "]
+          "Unable to open /dev/kfd read-write: Cannot allocate memory", "hipErrorNoDevice ",
+          "the ROCBLAS_VERBOSE_HIPBLASLT_ERROR environment variable is set"]
     r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/assets/search-query.js"), *qs],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [
         "ROCBLAS_INTERNAL_FP16_ALT_IMPL~0 0~0", "Config~0 file~0 not~0 found~0 at~0", "HIP~0 out~0 of~0 mem", "5", "gp",
-        "Unable~0 to~0 open~0 /dev/kfd~0 read-write~0 Cannot~0 allocate~0 memory", "hipErrorNoDevice~0"]
+        "Unable~0 to~0 open~0 /dev/kfd~0 read-write~0 Cannot~0 allocate~0 memory~0", "hipErrorNoDevice~0",
+        # more than 4 words: a pasted line, its last word complete (not set* matching every set_xxx identifier)
+        "the~0 ROCBLAS_VERBOSE_HIPBLASLT_ERROR~0 environment~0 variable~0 is~0 set~0"]
 
 
 def test_primary_identifier():

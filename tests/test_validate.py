@@ -182,3 +182,66 @@ def test_link_to_the_old_rocm_tracker_is_a_finding(mini_root):
     assert got and got[0][1] == line_of(text, "https://github.com/ROCm/ROCm/issues/2429")
     assert not [x for x in run(mini_root, text.replace("ROCm/ROCm/issues", "ROCm/legacy-rocm-build/issues"))
                 if "legacy-rocm-build" in x.message]
+
+
+def _drop_first_checked_at(text: str) -> str:
+    import re as _re
+    return _re.sub(r'(?m)^    checked_at: .*\n', "", text, count=1)
+
+
+def test_missing_checked_at_names_file_line_and_field(mini_root):
+    """Issue 25 item 3: an active 1.1 entry's applies_to range records the release it was checked against."""
+    text = _drop_first_checked_at(BASE)
+    assert text != BASE
+    f = run(mini_root, text)
+    assert [(x.file, x.field, x.line) for x in f] == [
+        ("errata/compile/RMN-0001.yaml", "applies_to[0].checked_at", line_of(text, "- component: rocm"))]
+    assert "required: the newest rocm release this range was checked against" in f[0].message
+    r = errbook("validate", root=mini_root)
+    assert r.returncode == 1
+    assert f"errata/compile/RMN-0001.yaml:{line_of(text, '- component: rocm')}: applies_to[0].checked_at: required".encode() in r.stdout
+
+
+def test_withdrawn_and_schema_1_0_entries_need_no_checked_at(mini_root):
+    text = _drop_first_checked_at(BASE)
+    assert run(mini_root, text.replace("class: compile", 'withdrawn: "2026-12-07T00:00:00Z"\nclass: compile')) == []
+    assert run(mini_root, text.replace('schema_version: "1.1.0"', 'schema_version: "1.0.0"')) == []
+
+
+def test_component_missing_from_releases_yaml_is_a_finding(mini_root):
+    import yaml
+    rel_path = mini_root / "errata" / "releases.yaml"
+    rel = yaml.safe_load(rel_path.read_text(encoding="utf-8"))
+    del rel["hip"], rel["pytorch"]
+    rel_path.write_text(yaml.safe_dump(rel), encoding="utf-8")
+    # a machine check that compares torch.version names pytorch (stale.FACT_COMPONENTS)
+    start, end = BASE.index("  not_checkable: >-"), BASE.index("root_cause:")
+    text = BASE[:start] + ("  checks:\n    - id: new-torch\n      says: \"a new torch\"\n      when:\n"
+                           "        - {fact: torch.version, version: \">=2.0\"}\n") + BASE[end:]
+    f = run(mini_root, text)
+    got = {(x.file, x.field, x.line) for x in f}
+    assert ("errata/compile/RMN-0001.yaml", "applies_to[1].component", line_of(text, "- component: hip")) in got, f
+    assert ("errata/compile/RMN-0001.yaml", "triggers.checks[0].when[0].fact", line_of(text, "fact: torch.version")) in got, f
+    assert len(f) == 2 and "'hip' is not tracked in errata/releases.yaml" in str(f)
+
+
+def test_releases_yaml_entries_are_comparable_and_sourced(mini_root):
+    rel_path = mini_root / "errata" / "releases.yaml"
+    text = rel_path.read_text(encoding="utf-8")
+    text = text.replace('rocm:\n  newest: "10.2.0"', 'rocm:\n  newest: "next"')
+    text += 'extra:\n  newest: "1.0"\n'
+    rel_path.write_text(text, encoding="utf-8")
+    _, f = validate.validate(mini_root)
+    got = {(x.file, x.field) for x in f}
+    assert ("errata/releases.yaml", "rocm.newest") in got
+    assert ("errata/releases.yaml", "extra.checked") in got and ("errata/releases.yaml", "extra.source") in got
+    line = next(x.line for x in f if x.field == "rocm.newest")
+    assert rel_path.read_text().splitlines()[line - 1].strip() == 'newest: "next"'
+
+
+def test_checked_at_newer_than_releases_yaml_is_a_finding(mini_root):
+    import re as _re
+    text = _re.sub(r'(?m)^(    checked_at: )".*"', r'\1"99.0"', BASE, count=1)
+    f = run(mini_root, text)
+    assert [(x.field, x.line) for x in f] == [("applies_to[0].checked_at", line_of(text, 'checked_at: "99.0"'))]
+    assert "newer than the newest rocm release" in f[0].message

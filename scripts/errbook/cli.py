@@ -328,9 +328,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--write", action="store_true", help="with --calibrate: save them in data/calibration.json")
     s.set_defaults(fn=cmd_eval)
 
-    s = sub.add_parser("stale", help="entries due for review (180 days, or a range ending before the newest release)",
-                       description="Lists entries not reviewed in 180 days, and entries whose applies_to range ends "
-                                   "before the newest release in errata/releases.yaml without a fix ending it. "
+    s = sub.add_parser("stale", help="entries due for review (180 days, or a range checked before the newest release)",
+                       description="Lists entries not reviewed in 180 days, and entries with an applies_to range "
+                                   "whose checked_at is older than its component's newest release in "
+                                   "errata/releases.yaml (a range that ends at a released fix, fixed_in, is "
+                                   "settled; one without checked_at or of an untracked component is due). "
                                    "Exit 1 when anything is due.")
     s.add_argument("--json", action="store_true")
     s.add_argument("--today", help="evaluate as of this date (YYYY-MM-DD)")

@@ -35,6 +35,21 @@ def finding(msg: str) -> None:
     print(f"WARNING -  errbook: {msg}", file=sys.stderr)
 
 
+
+# Words readers type that jieba (which Material's search runs over Chinese text at build time) cuts apart:
+# 找不到设备 became 找/不到/设备 and 编译很慢 编译/很/慢, so a query "编译 很慢" matched every page with 很 (很多, 很快).
+# Kept whole, each is one rare index word that the query finds as typed. Added before the search plugin indexes.
+ZH_WORDS = ("很慢", "找不到", "用不了", "不支持", "识别不到", "检测不到", "跑不起来")
+
+
+def _add_zh_words() -> None:
+    try:
+        import jieba
+    except ImportError:          # Material indexes Chinese without segmentation then; nothing to add
+        return
+    for w in ZH_WORDS:
+        jieba.add_word(w)
+
 class ErrbookConfig(Config):
     root = c.Optional(c.Type(str))   # checkout root; default: the folder of mkdocs.yml
     branch = c.Type(str, default="main")
@@ -42,6 +57,7 @@ class ErrbookConfig(Config):
 
 class ErrbookPlugin(BasePlugin[ErrbookConfig]):
     def on_config(self, config):
+        _add_zh_words()
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
         self._anchor_jupyter(config)
         self.links = sitegen.Links(repo_url=config.repo_url or "", branch=self.config.branch)

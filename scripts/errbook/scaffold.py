@@ -64,6 +64,7 @@ reviewed: "TODO YYYY-MM-DD, the day you checked every statement against its sour
 applies_to:
   - component: rocm
     versions: "TODO a range such as '>=6.2' (or 'any')"
+    checked_at: "TODO the newest release you checked the range against (errata/releases.yaml names it)"
     evidence: TODO what fixes the boundary (release notes, the PR that changed it, the docs version you read).
 class: {klass}
 title: {title}
@@ -110,7 +111,7 @@ references:
 
 # Fields the skeleton leaves for the author: the schema refuses their TODO text on purpose (validate then says
 # what is unfinished). Any other schema finding in a fresh skeleton means the input broke it.
-PLACEHOLDER_FIELDS = {"reviewed", "applies_to[0].versions"}
+PLACEHOLDER_FIELDS = {"reviewed", "applies_to[0].versions", "applies_to[0].checked_at"}
 
 
 class ScaffoldError(ValueError):

@@ -44,6 +44,11 @@ def _cmp(a: tuple, b: tuple) -> int:
     return (a > b) - (a < b)
 
 
+def compare(a: tuple, b: tuple) -> int:
+    """-1, 0 or 1 as version a is older than, the same as or newer than b (missing parts count as 0: 7.1 == 7.1.0)."""
+    return _cmp(a, b)
+
+
 def _next(b: tuple) -> tuple:
     """The first version after every version that starts with b: (6, 2) -> (6, 3)."""
     return b[:-1] + (b[-1] + 1,)

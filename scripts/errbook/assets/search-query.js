@@ -5,7 +5,11 @@
  *  - Material searches every word as a prefix (hip -> hip*), so "hip" also matched each hipXxx identifier of a
  *    page and identifier-heavy pages outranked the entry that holds the exact message. Complete words are now
  *    matched exactly (word~0); only a last word that may still be being typed stays a prefix (in a query of
- *    several words only when it has 3 characters or more: "...IMPL=0" must not match every word starting with 0).
+ *    2 to 4 words only when it has 3 characters or more: "...IMPL=0" must not match every word starting with 0;
+ *    never in a longer query, a pasted line whose last word is complete).
+ *  - An English contraction keeps its verb ("doesn't" -> "does", "can't" -> "can"): split at the apostrophe it
+ *    gave "doesn" and "t", words that only other contractions share, so "pytorch doesn't see my gpu" found pages
+ *    full of "don't" and "isn't" instead of the one that says PyTorch "does not see" the GPU.
  *  - Material segments a Chinese query against the index vocabulary but never tries a word that ends at the
  *    last character (显存不足 became 显存 + 不, and 不 matches every word starting with 不); repeating the last
  *    character of each Chinese run lets the final word be found.
@@ -21,14 +25,18 @@
     const s = String(q);
     const typing = /[\p{L}\p{N}_]$/u.test(s);               // the last word may be incomplete
     const words = s
+      .replace(/\b(can|won)['’]t\b/gi, (m, w) => (w.toLowerCase() === "can" ? "can" : "will"))
+      .replace(/\b([A-Za-z]+)n['’]t\b/g, "$1")              // "doesn't see" -> "does see": "not" is a stop word
       .replace(/[:^~*"'‘’“”`()[\]{}<>,;|=!]/g, " ")
       .replace(/[-+]+(?![\p{L}\p{N}_])|(?<![\p{L}\p{N}_])[-+]+/gu, " ")
       .replace(/\p{sc=Han}{2,}/gu, (run) => run + run.slice(-1))
       .split(/\s+/).filter(Boolean);
     // The last word stays a prefix while it may be being typed; in a query of several words only when it is at
     // least 3 characters long: a pasted line ending in "=0" or "at" would otherwise match every word that starts
-    // with 0 or at, and those pages outrank the one that holds the message.
-    const prefix = (w, i) => typing && i === words.length - 1 && (words.length === 1 || w.length >= 3);
+    // with 0 or at, and those pages outrank the one that holds the message. A query of more than 4 words is a
+    // pasted line or a finished sentence: its last word is complete ("... variable is set" must not match every
+    // set_xxx identifier of a page).
+    const prefix = (w, i) => typing && i === words.length - 1 && (words.length === 1 || (w.length >= 3 && words.length <= 4));
     return words.map((w, i) => (!prefix(w, i) && !HAN.test(w) ? `${w}~0` : w)).join(" ");
   }
 
