@@ -190,7 +190,7 @@ def _drop_first_checked_at(text: str) -> str:
 
 
 def test_missing_checked_at_names_file_line_and_field(mini_root):
-    """Issue 25 item 3: an active 1.1 entry's applies_to range records the release it was checked against."""
+    """Issue 25 item 3: an active 1.2 entry's applies_to range records the release it was checked against."""
     text = _drop_first_checked_at(BASE)
     assert text != BASE
     f = run(mini_root, text)
@@ -202,10 +202,14 @@ def test_missing_checked_at_names_file_line_and_field(mini_root):
     assert f"errata/compile/RMN-0001.yaml:{line_of(text, '- component: rocm')}: applies_to[0].checked_at: required".encode() in r.stdout
 
 
-def test_withdrawn_and_schema_1_0_entries_need_no_checked_at(mini_root):
+def test_withdrawn_and_older_format_entries_need_no_checked_at(mini_root):
+    """Withdrawn entries and entries of format 1.0/1.1 are not validate findings without checked_at; a 1.1 range
+    without it is reported by errbook stale instead (tests/test_stale.py)."""
     text = _drop_first_checked_at(BASE)
+    assert 'schema_version: "1.2.0"' in text
     assert run(mini_root, text.replace("class: compile", 'withdrawn: "2026-12-07T00:00:00Z"\nclass: compile')) == []
-    assert run(mini_root, text.replace('schema_version: "1.1.0"', 'schema_version: "1.0.0"')) == []
+    assert run(mini_root, text.replace('schema_version: "1.2.0"', 'schema_version: "1.0.0"')) == []
+    assert run(mini_root, text.replace('schema_version: "1.2.0"', 'schema_version: "1.1.0"')) == []
 
 
 def test_component_missing_from_releases_yaml_is_a_finding(mini_root):

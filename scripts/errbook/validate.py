@@ -252,7 +252,7 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
 def _release_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Finding]:
     """Freshness (errbook stale): errata/releases.yaml tracks every component that an active entry's applies_to
     or a machine check's version condition names, each with a comparable newest release, the date it was
-    checked and the source; every applies_to range of an active 1.1 entry records checked_at, the release it
+    checked and the source; every applies_to range of an active 1.2 entry records checked_at, the release it
     was checked against, and no checked_at is newer than releases.yaml's newest."""
     from . import stale
     rel_file = "errata/releases.yaml"
@@ -278,7 +278,7 @@ def _release_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findi
                                    "required: where the newest release was read"))
     for e in entries_mod.active(loaded):
         sv = versions.parse(e.get("schema_version")) if isinstance(e.get("schema_version"), str) else None
-        needs_checked = sv is not None and versions.compare(sv, (1, 1)) >= 0
+        needs_checked = sv is not None and versions.compare(sv, (1, 2)) >= 0   # 1.2: every range names checked_at
         for i, a in enumerate(_list(e.get("applies_to"))):
             comp = a.get("component") if isinstance(a, dict) else None
             if not isinstance(comp, str):
