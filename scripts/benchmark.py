@@ -34,7 +34,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from errbook import entries, matcher, scaffold  # noqa: E402
+from errbook.kb import entries, scaffold  # noqa: E402
+from errbook.triage import matcher
 
 PY = sys.executable
 # Output goes to a real file: GNU grep stops at the first match when its output is /dev/null.
@@ -72,11 +73,11 @@ CLASSIC = re.compile(r"^[A-G]-|^lead-")
 
 def make_log(path: Path, size: int, filler: str = "classic") -> None:
     """Realistic filler (benign build and runtime output) with real error excerpts sprinkled through it."""
-    logs = sorted((REPO / "tests/triage_eval/benign").glob("*.log"))
+    logs = sorted((REPO / "errata/corpus/benign").glob("*.log"))
     if filler == "classic":
         logs = [p for p in logs if CLASSIC.match(p.name)]
     benign = b"".join(p.read_bytes() for p in logs)
-    real = [p.read_bytes() for p in sorted((REPO / "tests/triage_eval/real").glob("*.log"))]
+    real = [p.read_bytes() for p in sorted((REPO / "errata/corpus/real").glob("*.log"))]
     block = (benign or b"[ 12%] Building CXX object foo.o\n") * max(1, (4 << 20) // max(1, len(benign)))
     with open(path, "wb") as f:
         written, i = 0, 0

@@ -22,7 +22,7 @@ from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from errbook import evaluate  # noqa: E402
+from errbook.triage import evaluate  # noqa: E402
 
 ERROR_LINE = re.compile(r"error|fault|fail|cannot|unable|not found|warning|exception|abort", re.I)
 

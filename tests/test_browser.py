@@ -16,7 +16,9 @@ from urllib.parse import quote, unquote_plus
 import pytest
 
 from conftest import REPO
-from errbook import entries, matcher, ranking, sitegen, triage
+from errbook.kb import entries
+from errbook.triage import matcher, pipeline, ranking
+from errbook.web import phrases
 
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
@@ -226,7 +228,7 @@ def search_page(browser, real_site):
 def test_every_entry_is_found_by_its_error_text(browser, search_page, real_entries):
     ranks = {}
     for e in real_entries:
-        q = sitegen.primary_identifier(e.data)
+        q = phrases.primary_identifier(e.data)
         ranks[e.id] = (q, rank(search(browser, q), search_page, [e.id]))
     n = len(ranks)
     top1 = sum(r == 0 for _, r in ranks.values())
@@ -346,7 +348,7 @@ def test_paste_card_is_an_incident_card(browser, server, built):
     paste_and_match(browser, "k.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n")
     card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
     text = card.text
-    assert "Cause: " + plain(sitegen.cause_line(d)) in text                   # the entry's one-line cause
+    assert "Cause: " + plain(phrases.cause_line(d)) in text                   # the entry's one-line cause
     assert "`" not in text                                         # code spans rendered, no raw backticks
     assert card.find_elements(By.CSS_SELECTOR, "p code")
     assert re.search(r"(Strong|Good|Weak) match: ", text)
@@ -354,7 +356,7 @@ def test_paste_card_is_an_incident_card(browser, server, built):
     assert fix.endswith("/entries/RMN-0001/#fix")
     browser.find_element(By.XPATH, "//div[@id='errbook-results']//button[text()='中文']").click()
     card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
-    assert "原因：" + plain(sitegen.cause_line_zh(d)) in card.text
+    assert "原因：" + plain(phrases.cause_line_zh(d)) in card.text
     browser.find_element(By.XPATH, "//div[@id='errbook-results']//button[text()='English']").click()
 
 
@@ -446,9 +448,9 @@ def card_texts(browser):
 def test_paste_page_says_likely_for_the_second_stage(browser, real_site):
     """A report in prose matches no signature: the second stage's entries are shown as likely, in the CLI's
     order, without evidence lines they do not have."""
-    text = (REPO / "tests" / "triage_eval" / "unseen" / "RMN-0039-backprop-2e8-layernorm-prose.log").read_text()
+    text = (REPO / "errata" / "corpus" / "unseen" / "RMN-0039-backprop-2e8-layernorm-prose.log").read_text()
     active = list(entries.active(entries.load_all(REPO)[0]))
-    cli = ranking.match_text(triage.build_matcher(active), triage.knowledge(REPO, active), text)
+    cli = ranking.match_text(pipeline.build_matcher(active), pipeline.knowledge(REPO, active), text)
     assert cli and {r["confidence"] for r in cli} == {"likely"}            # the fixture stays a second-stage case
     viewport(browser, 1400, 1000)
     open_paste(browser, real_site)

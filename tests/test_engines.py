@@ -9,7 +9,9 @@ import subprocess
 
 import pytest
 
-from errbook import bundle, entries, normalize, ranking, retrieval, triage
+from errbook.kb import entries
+from errbook.triage import normalize, pipeline, ranking, retrieval
+from errbook.web import bundle
 from conftest import REPO
 
 NODE = shutil.which("node")
@@ -28,8 +30,8 @@ def kb():
     loaded, errors = entries.load_all(REPO)
     assert not errors
     active = list(entries.active(loaded))
-    m = triage.build_matcher(active)
-    know = triage.knowledge(REPO, active)
+    m = pipeline.build_matcher(active)
+    know = pipeline.knowledge(REPO, active)
     return active, m, know, bundle.build(REPO, active)
 
 
@@ -40,7 +42,7 @@ def corpus_cases(active) -> list[dict]:
             for k in ("examples", "counter_examples"):
                 for i, ex in enumerate(s.get(k) or []):
                     cases.append({"name": f"{e.id}/{s['id']}/{k}/{i}", "text": ex["text"]})
-    for p in sorted((REPO / "tests" / "triage_eval").rglob("*.log")) + sorted((REPO / "tests" / "hostile" / "logs").glob("*.log")):
+    for p in sorted((REPO / "errata" / "corpus").rglob("*.log")) + sorted((REPO / "tests" / "hostile" / "logs").glob("*.log")):
         cases.append({"name": str(p.relative_to(REPO)), "text": p.read_text(encoding="utf-8", errors="replace")})
     return cases
 
@@ -108,7 +110,7 @@ def test_cleaning_and_tokens_are_identical(kb):
 @pytest.mark.parametrize("machine", ["radeon-bad-override", "mi300x-node", "cuda-h200"])
 def test_a_machine_facts_file_reranks_alike_in_both_engines(kb, machine):
     """errbook triage --facts FILE and the paste page with the same facts file give the same answers."""
-    from errbook import checks, facts as facts_mod
+    from errbook.machine import checks, facts as facts_mod
     active, m, know, b = kb
     text = (REPO / "tests" / "doctor_machines" / f"{machine}.json").read_text(encoding="utf-8")
     values = facts_mod.values_of(json.loads(text))

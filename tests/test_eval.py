@@ -9,7 +9,8 @@ answers fewer logs, too; `errbook eval --by-round` shows each round's half.) Iss
 70 %, 85 %, 1 %) are not all met; raising a floor is the way to record progress."""
 import pytest
 
-from errbook import entries, evaluate, retrieval
+from errbook.kb import entries
+from errbook.triage import evaluate, retrieval
 from conftest import REPO
 
 FLOORS = {"top1": 0.66, "top3": 0.71, "false_positive_rate": 0.01}
@@ -160,7 +161,7 @@ def test_related_map_is_symmetric_and_skips_withdrawn():
 def test_the_frozen_test_split_stays_unseen():
     """A citation added to an entry must not move a test log into the training set unnoticed (it happened once:
     a counter-example's thread was a test log's)."""
-    frozen = {ln.strip() for ln in (REPO / "tests" / "triage_eval" / "unseen" / "TEST_SPLIT").read_text().splitlines()
+    frozen = {ln.strip() for ln in (REPO / "errata" / "corpus" / "unseen" / "TEST_SPLIT").read_text().splitlines()
               if ln.strip() and not ln.startswith("#")}
     ev = evaluate.Evaluator(REPO)
     groups = {ev.group_of(c) for c in ev.labelled if c["folder"] == "unseen"}

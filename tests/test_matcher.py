@@ -1,5 +1,5 @@
 """The first stage: single lines, ordered sequences, and ranking that puts specific evidence first."""
-from errbook import matcher
+from errbook.triage import matcher
 
 
 def sig(entry, sid, priority, pattern=None, sequence=None, within=None, ignore_case=False, counter=()):

@@ -2,8 +2,8 @@
 import random
 import re
 
-from errbook import normalize
-from errbook.prefilter import loose
+from errbook.triage import normalize
+from errbook.triage.prefilter import loose
 import re2
 
 

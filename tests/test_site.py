@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import BASE_ENTRY, REPO, build, make_root
-from errbook import sitegen
+from errbook.web import entrypage, phrases
 
 
 INLINE_TAGS = r"</?(?:a|code|strong|em|span|small|b|i|kbd|mark|sub|sup)\b[^>]*>"
@@ -144,7 +144,7 @@ def rich(tmp_path_factory):
                     platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z", tiers={"rocm": {"outcome": "passed"}},
                     notebook=None),
             _record(entry="RMN-0003", notebook="docs/verification/runs/RMN-0003--cpu.ipynb")]
-    from errbook import entries as entries_mod, verified
+    from errbook.kb import entries as entries_mod, verified
     digests = {e.id: verified.digest(e, root) for e in entries_mod.load_all(root)[0]}
     recs = [dict(r, digest=digests[r["entry"]]) for r in recs]        # each made at its entry's current content
     (root / "runbooks" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
@@ -356,7 +356,7 @@ def test_entry_search_metadata(rich):
     docs = idx["docs"]
     assert not [d for d in docs if d["location"].startswith("verification/runs/")]     # executed runs: not indexed
     top = next(d for d in docs if d["location"] == "entries/RMN-0001/")
-    assert top["boost"] == sitegen.ENTRY_SEARCH_BOOST
+    assert top["boost"] == entrypage.ENTRY_SEARCH_BOOST
     assert "hipErrorFixtureName" in top["text"] and "fatal error: &#x27;cuda_runtime.h&#x27;" in html_mod.escape(html_mod.unescape(top["text"]))
     assert not [d for d in docs if d["location"].startswith("entries/RMN-0001/#verification")]
     assert "static: passed" not in top["text"]                                           # badges are not text
@@ -388,21 +388,21 @@ def test_search_query_rewrite():
 
 def test_primary_identifier():
     d = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
-    assert sitegen.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
+    assert phrases.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
     d["aliases"] = ["seed-001-x", "hipErrorNoDevice"]
-    assert sitegen.primary_identifier(d) == "hipErrorNoDevice"
+    assert phrases.primary_identifier(d) == "hipErrorNoDevice"
     d["aliases"] = ["tensile-library-dat"]                 # a slug is not an identifier
-    assert sitegen.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
+    assert phrases.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
 
 
 def test_version_words_and_first_sentences():
-    assert sitegen.version_words(">=6.0, <6.2") == "from 6.0, before 6.2"
-    assert sitegen.version_words(">=6.0,<=6.2") == "6.0–6.2"
-    assert sitegen.version_words("any") == "any version"
-    assert sitegen.first_sentences("Use `torch.cuda.get_arch_list()`. Then rebuild.", 40) == "Use `torch.cuda.get_arch_list()`."
-    assert sitegen.first_sentences("One e.g. two. Three.", 14) == "One e.g. two."
-    assert sitegen.first_sentences("One. Two.", 40, most=1) == "One."
-    long = sitegen.first_sentences("word " * 100, 50)
+    assert phrases.version_words(">=6.0, <6.2") == "from 6.0, before 6.2"
+    assert phrases.version_words(">=6.0,<=6.2") == "6.0–6.2"
+    assert phrases.version_words("any") == "any version"
+    assert phrases.first_sentences("Use `torch.cuda.get_arch_list()`. Then rebuild.", 40) == "Use `torch.cuda.get_arch_list()`."
+    assert phrases.first_sentences("One e.g. two. Three.", 14) == "One e.g. two."
+    assert phrases.first_sentences("One. Two.", 40, most=1) == "One."
+    long = phrases.first_sentences("word " * 100, 50)
     assert len(long) <= 52 and long.endswith("…")
 
 

@@ -4,7 +4,7 @@ import json
 
 import yaml
 
-from errbook import stale
+from errbook.kb import stale
 from conftest import errbook
 
 
@@ -50,7 +50,7 @@ def test_the_knowledge_base_was_clean_on_its_review_date():
     every range either open, ended by a recorded change (fixed_in), or reaching the newest release. The check
     is dated so the suite does not start failing as the calendar moves; `errbook stale` says what is due now."""
     from pathlib import Path
-    from errbook import entries
+    from errbook.kb import entries
     root = Path(__file__).resolve().parents[1]
     loaded, _ = entries.load_all(root)
     assert stale.due(loaded, stale.load_releases(root), TODAY) == []

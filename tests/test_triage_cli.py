@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from errbook import entries, linescan, matcher, parallel, triage
+from errbook.kb import entries
+from errbook.triage import linescan, matcher, parallel, pipeline
 from conftest import REPO, errbook
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
@@ -54,7 +55,7 @@ def test_stdin(mini_root):
 def _scan(root, data: bytes, chunk: int, monkeypatch):
     monkeypatch.setattr(linescan, "CHUNK", chunk)
     loaded, _ = entries.load_all(root)
-    m = triage.build_matcher(loaded)
+    m = pipeline.build_matcher(loaded)
     s = m.new_scan()
     n, b = linescan.scan_stream(m, io.BytesIO(data), s)
     return s.results(), n, b

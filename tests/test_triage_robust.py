@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from errbook import linescan, matcher, parallel, triage
+from errbook.triage import linescan, matcher, parallel, pipeline
 from conftest import REPO, errbook
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
@@ -66,7 +66,7 @@ def test_spill_over_budget_falls_back_to_one_process(tmp_path, monkeypatch, caps
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     m = _sig()
     scan = m.new_scan()
-    lines, _ = triage.scan_file(m, str(path), scan, workers=2)
+    lines, _ = pipeline.scan_file(m, str(path), scan, workers=2)
     assert lines == 100000 and scan.results()[0]["hits"] == 50000
     assert "one process instead" in capsys.readouterr().err
 
@@ -123,7 +123,7 @@ def test_hostile_log_shapes_still_find_the_error(name, data, line):
 
 
 def test_memory_guard_hands_back_heap_pages_only_past_the_working_set(monkeypatch):
-    from errbook import memtrim
+    from errbook.triage import memtrim
     g = memtrim.Guard()
     if g._fd is None:
         pytest.skip("no /proc/self/statm or glibc here: the guard is a no-op")

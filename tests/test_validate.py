@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from errbook import validate
+from errbook.kb import validate
 from conftest import errbook
 
 BASE = (Path(__file__).parent.parent / "errata" / "compile" / "RMN-0001.yaml").read_text(encoding="utf-8")
@@ -156,7 +156,7 @@ def test_scaffold_next_id_and_todo_flagged(mini_root):
 def test_fast_schema_path_agrees_with_jsonschema():
     """The fastjsonschema shortcut may only say 'valid' where jsonschema finds nothing."""
     import copy
-    from errbook import entries
+    from errbook.kb import entries
     from conftest import REPO
     fast = validate._fast_check()
     assert fast is not None

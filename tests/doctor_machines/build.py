@@ -9,7 +9,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent.parent / "scripts"))
-from errbook import facts  # noqa: E402
+from errbook.machine import facts  # noqa: E402
 
 DERIVED = {n for n, d in facts.VOCAB.items() if d.about.endswith("(derived)") or "(derived" in d.about}
 

@@ -56,12 +56,13 @@ def say(**kw):
 
 
 def main(seed: int, n_cases: int) -> None:
-    from errbook import entries as entries_mod, normalize, prefilter, triage, validate
+    from errbook.kb import entries as entries_mod, validate
+    from errbook.triage import normalize, pipeline, prefilter
     cache = Path(os.environ["ERRBOOK_CACHE"])
     usable, _ = validate.usable_entries(REPO)
-    pats = triage.build_matcher(list(entries_mod.active(usable))).patterns
+    pats = pipeline.build_matcher(list(entries_mod.active(usable))).patterns
     set_a, set_b = pats[:N_PATTERNS], pats[N_PATTERNS:2 * N_PATTERNS]
-    logs = sorted((REPO / "tests" / "triage_eval" / "real").glob("*.log"))
+    logs = sorted((REPO / "errata" / "corpus" / "real").glob("*.log"))
     probe = normalize.probe(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in logs))
 
     def answer():

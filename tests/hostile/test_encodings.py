@@ -7,13 +7,11 @@ import json
 import random
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import REPO, errbook
-from errbook import linescan, parallel, triage
+from errbook.triage import linescan, parallel, pipeline
 
 NODE = shutil.which("node")
 DECODE_JS = REPO / "tests" / "js" / "decode.cjs"
@@ -87,8 +85,8 @@ class Trickle(io.RawIOBase):
 
 def test_transcoding_is_streaming_safe():
     """Read in pieces that cut code units in two, the scan sees exactly the UTF-8 text."""
-    from errbook import textenc
-    m = triage.build_matcher([])
+    from errbook.triage import textenc
+    m = pipeline.build_matcher([])
     for name, data in ENCODED.items():
         stream, enc = textenc.utf8_stream(Trickle(data))
         got = b"".join(iter(lambda: stream.read(5), b""))
@@ -101,18 +99,18 @@ def test_transcoding_is_streaming_safe():
 
 def test_a_big_utf16_file_is_not_split_at_utf8_line_ends(tmp_path, monkeypatch):
     """Parallel scanning cuts a file at \\n bytes; a UTF-16 file is scanned as one transcoded stream instead."""
-    from errbook import entries as entries_mod, validate
+    from errbook.kb import entries as entries_mod, validate
     usable, _ = validate.usable_entries(REPO)
-    m = triage.build_matcher(list(entries_mod.active(usable)))
+    m = pipeline.build_matcher(list(entries_mod.active(usable)))
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     p8, p16 = tmp_path / "u8.log", tmp_path / "u16.log"
     body = ("ordinary line\r\n" * 500 + LOG) * 3
     p8.write_bytes(body.encode("utf-8"))
     p16.write_bytes(b"\xff\xfe" + body.encode("utf-16-le"))
     s8, s16 = m.new_scan(), m.new_scan()
-    n8, _ = triage.scan_file(m, str(p8), s8, workers=2)
+    n8, _ = pipeline.scan_file(m, str(p8), s8, workers=2)
     info = {}
-    n16, b16 = triage.scan_file(m, str(p16), s16, workers=2, info=info)
+    n16, b16 = pipeline.scan_file(m, str(p16), s16, workers=2, info=info)
     assert (n16, b16, info["encoding"]) == (n8, p16.stat().st_size, "utf-16-le")
     assert s16.results() == s8.results() and s8.results()
 
@@ -139,7 +137,7 @@ def _samples() -> list[bytes]:
 
 @pytest.mark.skipif(not NODE, reason="Node.js is not installed")
 def test_python_and_the_paste_page_detect_and_decode_alike():
-    from errbook import textenc
+    from errbook.triage import textenc
     samples = _samples()
     js = json.loads(subprocess.run([NODE, str(DECODE_JS)], capture_output=True, check=True, timeout=300,
                                    input=json.dumps({"files": [base64.b64encode(s).decode() for s in samples]})
@@ -162,14 +160,17 @@ def paste_page(tmp_path_factory):
     import functools
     import http.server
     import threading
-    from errbook import bundle as bundle_mod, entries as entries_mod, paths, sitegen, validate
+    from errbook.common import paths
+    from errbook.kb import entries as entries_mod, validate
+    from errbook.web import bundle as bundle_mod
+    from errbook.web import phrases
     d = tmp_path_factory.mktemp("paste")
     (d / "assets").mkdir()
     for name in ("engine.js", "paste.js", "triage-worker.js"):
         shutil.copy(paths.ASSETS_DIR / name, d / "assets" / name)
     usable, _ = validate.usable_entries(REPO)
     active = list(entries_mod.active(usable))
-    b = dict(bundle_mod.build(REPO, active), entries={e.id: sitegen.paste_meta(e) for e in active})
+    b = dict(bundle_mod.build(REPO, active), entries={e.id: phrases.paste_meta(e) for e in active})
     (d / "assets" / "signatures.js").write_text(
         "(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = " + json.dumps(b) + ";\n")
     (d / "index.html").write_text(

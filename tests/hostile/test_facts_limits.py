@@ -86,7 +86,9 @@ CASES = [   # (name, facts file bytes or text); whether the CLI accepts each is 
 
 @pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
 def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
-    from errbook import bundle, entries, facts
+    from errbook.kb import entries
+    from errbook.machine import facts
+    from errbook.web import bundle
     root = make_root(tmp_path / "root")
     b = bundle.build(root, entries.load_all(root)[0])
     files = [{"b64": base64.b64encode(c).decode()} if isinstance(c, bytes) else c for _, c in CASES]
@@ -110,7 +112,9 @@ def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
 def test_the_page_reads_the_limits_from_the_bundle(tmp_path):
     """Not a copy in engine.js: the bundle bundle.py builds carries facts.reader_spec(), and the engine obeys
     whatever limit the bundle says."""
-    from errbook import bundle, entries, facts
+    from errbook.kb import entries
+    from errbook.machine import facts
+    from errbook.web import bundle
     root = make_root(tmp_path / "root")
     b = bundle.build(root, entries.load_all(root)[0])
     assert b["facts_format"] == facts.reader_spec()

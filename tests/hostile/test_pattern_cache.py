@@ -20,7 +20,7 @@ from conftest import REPO, make_root
 pytest.importorskip("hyperscan")
 HERE = Path(__file__).parent
 HANG = 300                   # seconds: a ceiling that only catches a hang, never a measure of speed
-LOG = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted((REPO / "tests" / "triage_eval" / "real").glob("*.log"))[:40])
+LOG = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted((REPO / "errata" / "corpus" / "real").glob("*.log"))[:40])
 
 
 def _limits():

@@ -11,7 +11,6 @@ idle machine and fails only under load:
   3. time.sleep is only a poll inside a loop, never a fixed delay that hopes something has happened meanwhile.
 """
 import ast
-from pathlib import Path
 
 import pytest
 
