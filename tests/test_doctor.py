@@ -83,7 +83,8 @@ def test_fixture_machine_has_exactly_its_findings(name, active):
 
 def test_fixture_machines_say_what_kind_of_machine_they_are(active):
     kinds = {n: doctor.report(facts.load(str(MACHINES / f"{n}.json")), active)["machine"] for n in EXPECTED}
-    assert kinds["cuda-h200"]["kind"] == "nvidia" and kinds["cuda-h200"]["lines"][0].startswith("CUDA machine: NVIDIA H200")
+    assert kinds["cuda-h200"]["kind"] == "nvidia" and kinds["cuda-h200"]["lines"][0].startswith("CUDA machine: NVIDIA "
+                                                                                                "H200")
     assert kinds["cpu-laptop"]["kind"] == "cpu" and "no AMD GPU" in kinds["cpu-laptop"]["lines"][0]
     assert kinds["mi300x-node"]["kind"] == "amd" and "gfx942" in kinds["mi300x-node"]["lines"][0]
 
@@ -141,7 +142,8 @@ def test_condition_semantics(cond, values, want):
 
 def test_false_wins_over_unknown_and_missing_facts_are_never_findings():
     data = {"id": "RMN-9999", "triggers": {"checks": [
-        {"id": "a", "says": "x", "when": [{"fact": "gpu.amd_count", "gte": 1}, {"fact": "torch.build", "equals": "rocm"}]}]}}
+        {"id": "a", "says": "x",
+         "when": [{"fact": "gpu.amd_count", "gte": 1}, {"fact": "torch.build", "equals": "rocm"}]}]}}
     assert checks.evaluate_entry(data, {"gpu.amd_count": 0})["state"] == "clear"       # false + unknown = false
     r = checks.evaluate_entry(data, {"gpu.amd_count": 4})
     assert r["state"] == "unknown" and r["checks"][0]["missing"] == ["torch.build"]
@@ -197,7 +199,8 @@ def test_this_cpu_machine_reports_no_amd_gpu_and_nothing_false():
     # Only checks that need no GPU can hold here, and each must be true of this machine, checked independently.
     expect = set()
     clang_dirs = [os.environ.get("HIP_CLANG_PATH") or "", "/opt/rocm/llvm/bin", "/usr/llvm/bin", "/usr/bin"]
-    no_clang = not shutil.which("clang++") and not any(os.access(os.path.join(d, "clang++"), os.X_OK) for d in clang_dirs if d)
+    no_clang = not shutil.which("clang++") and \
+        not any(os.access(os.path.join(d, "clang++"), os.X_OK) for d in clang_dirs if d)
     if shutil.which("hipcc") and readers.nvcc_path() and no_clang and "HIP_PLATFORM" not in os.environ:
         expect.add("RMN-0002")
     if shutil.which("hipcc") and shutil.which("cmake"):
@@ -219,7 +222,7 @@ def test_collection_survives_failing_probes(monkeypatch, active):
         if path in ("/proc/cmdline", "/etc/os-release"):
             raise PermissionError(13, "Permission denied", path)
         return real_read(path, limit)
-    monkeypatch.setattr(probes.subprocess, "run", broken_run)
+    monkeypatch.setattr(subprocess, "run", broken_run)
     monkeypatch.setattr(readers, "read_text", flaky_read)
     monkeypatch.setattr(probes.shutil, "which", lambda exe: f"/usr/bin/{exe}")   # pretend every tool exists
     doc = facts.collect(timeout=1.0)
@@ -240,7 +243,7 @@ def _fake_sysfs(root: Path) -> None:
     for i in range(1, 9):
         d = nodes / str(i)
         d.mkdir()
-        (d / "properties").write_text(f"cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\nvendor_id 4098\n")
+        (d / "properties").write_text("cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\nvendor_id 4098\n")
         links = [0] + [j for j in range(1, 9) if j != i]
         for k, to in enumerate(links):
             (d / "io_links" / str(k)).mkdir(parents=True)
@@ -315,7 +318,8 @@ def test_miopen_user_dirs_unwritable(tmp_path, monkeypatch):
                                                "MIOPEN_CUSTOM_CACHE_DIR": str(home / "cache")}) == [bad]
     # Without the variables the defaults under ~ are used: a home that cannot hold directories fails both.
     monkeypatch.setenv("HOME", str(blocker))
-    assert probes.miopen_user_dirs_unwritable({}) == [str(blocker / ".config" / "miopen"), str(blocker / ".cache" / "miopen")]
+    assert probes.miopen_user_dirs_unwritable({}) == [str(blocker / ".config" / "miopen"),
+                                                      str(blocker / ".cache" / "miopen")]
     monkeypatch.setenv("HOME", str(home))
     assert probes.miopen_user_dirs_unwritable({}) == []
 
@@ -399,7 +403,8 @@ def test_collect_saves_only_named_variables_and_round_trips(tmp_path):
     (b'{"format": "errbook-facts", "version": 1, "facts": {"gpu.amd_count": {"value": "8"}}}', b"gpu.amd_count (int)"),
     (b'{"format": "errbook-facts", "version": 1, "facts": {"gpu.gfx": {"value": [1, 2]}}}', b"only strings"),
     (b'{"format": "errbook-facts", "version": 1, "facts": {"gpu.amd_count": 8}}', b"expected an object"),
-    (b'{"format": "errbook-facts", "version": 1, "facts": {"kernel.numa_balancing": {"value": NaN}}}', b"not valid JSON"),
+    (b'{"format": "errbook-facts", "version": 1, "facts": {"kernel.numa_balancing": {"value": NaN}}}',
+     b"not valid JSON"),
     (b"[" * 100000 + b"]" * 100000, b"facts file"),
     (b'{"format": "errbook-facts", "version": 1, "facts": {"env.LD_LIBRARY_PATH": {"value": "' + b"x" * 9000 + b'"}}}',
      b"longer than"),
@@ -508,7 +513,8 @@ def test_triage_reranks_by_machine_facts(tmp_path):
     assert [r["id"] for r in ranked][:2] == ["RMN-0090", "RMN-0012"]
     assert after["RMN-0090"]["score"] == before["RMN-0090"]["score"] + checks.BONUS
     assert after["RMN-0012"]["score"] == before["RMN-0012"]["score"]
-    assert any(w.startswith("this machine: The installed ROCm PyTorch was not compiled") for w in after["RMN-0090"]["environment"])
+    assert any(w.startswith("this machine: The installed ROCm PyTorch was not compiled")
+               for w in after["RMN-0090"]["environment"])
 
 
 def test_environment_lines_say_whether_a_fact_came_from_the_log_or_the_machine(tmp_path):

@@ -4,6 +4,7 @@ Every case runs every time, each command in a subprocess bounded in time (a time
 session) and memory (RLIMIT_AS). Asserted: no traceback, no hang, no lost ledger record, no live HTML, and
 a clear message naming file:line where there is one.
 """
+import contextlib
 import json
 import os
 import re
@@ -56,7 +57,8 @@ def bounded(cmd, *, timeout=HANG, mem=2 * GiB, fsize=None, input=b"", env=None, 
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         pytest.fail(f"hang: {' '.join(map(str, cmd))[:300]} ran longer than {timeout}s")
-    return subprocess.CompletedProcess(cmd, p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(cmd, p.returncode, out.decode("utf-8", "replace"),
+                                       err.decode("utf-8", "replace"))
 
 
 def errbook(root: Path, *args, **kw):
@@ -103,7 +105,7 @@ def header(text: str, key: str) -> str:
 
 
 def line_of(text: str, needle: str) -> int:
-    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l and not l.startswith("#"))
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln and not ln.startswith("#"))
 
 
 @pytest.mark.parametrize("case", ENTRY_CASES, ids=lambda p: p.stem)
@@ -119,9 +121,9 @@ def test_hostile_entry_is_reported_with_file_and_line(case, mini_root):
     assert r.returncode == 1, out
     assert "still contains TODO" not in out, out
     where = f"errata/compile/RMN-0002.yaml:{line_of(text, header(over, 'line-of'))}: "
-    hits = [l for l in r.stdout.splitlines() if l.startswith(where)]
-    assert any(header(over, "expect") in l for l in hits), (where, header(over, "expect"), out[-2000:])
-    assert not [l for l in r.stdout.splitlines() if "RMN-0001.yaml" in l], out   # the good entry stays good
+    hits = [ln for ln in r.stdout.splitlines() if ln.startswith(where)]
+    assert any(header(over, "expect") in ln for ln in hits), (where, header(over, "expect"), out[-2000:])
+    assert not [ln for ln in r.stdout.splitlines() if "RMN-0001.yaml" in ln], out   # the good entry stays good
 
 
 def _fs_cases(root: Path, outside: Path) -> dict[str, str]:
@@ -168,7 +170,7 @@ def test_file_system_hostile_entries(tmp_path):
     out = clean(r)
     assert r.returncode == 1
     for f, msg in expect.items():
-        assert any(l.startswith(f + ":1: ") and msg in l for l in r.stdout.splitlines()), (f, msg, out[-3000:])
+        assert any(ln.startswith(f + ":1: ") and msg in ln for ln in r.stdout.splitlines()), (f, msg, out[-3000:])
     assert "RMN-0001.yaml" not in r.stdout and "RMN-0024" not in out and "RMN-0026" not in out
     r = errbook(root, "triage", input=b"x.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n",
                 mem=1 * GiB, drop_dac=True)
@@ -191,7 +193,7 @@ def test_every_hostile_entry_at_once_is_refused_by_every_command(tmp_path):
     r = errbook(root, "validate", mem=1 * GiB)
     clean(r)
     assert r.returncode == 1
-    assert {l.split(":")[0] for l in r.stdout.splitlines()} == {
+    assert {ln.split(":")[0] for ln in r.stdout.splitlines()} == {
         f"errata/compile/RMN-{i:04d}.yaml" for i in range(2, 2 + len(ENTRY_CASES))}
     # triage over the cases the loader refuses (what a schema-invalid entry does to triage is triage's part)
     from errbook.kb import entries
@@ -278,7 +280,8 @@ def live_html(html: str) -> list:
 
 def test_hostile_ledger_never_reaches_the_site_as_html(tmp_path):
     root = make_root(tmp_path / "root", with_docs=True)
-    (root / "runbooks" / "ledger.jsonl").write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in LEDGER_CASES))
+    (root / "runbooks" / "ledger.jsonl").write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n"
+                                                              for p in LEDGER_CASES))
     r = mkdocs(root, tmp_path / "site")
     out = clean(r)
     assert r.returncode == 0, out[-3000:]
@@ -472,7 +475,7 @@ def test_run_on_a_full_ledger_prints_every_unsaved_record_and_fails(tmp_path):
     assert "runbooks: 2 passed" in r.stdout                                # the summary is still printed
     assert "2 of 2 record(s) NOT saved" in r.stdout
     assert "could not be saved to" in r.stderr and "File too large" in r.stderr
-    saved = [json.loads(l) for l in r.stderr.splitlines() if l.startswith("{")]
+    saved = [json.loads(ln) for ln in r.stderr.splitlines() if ln.startswith("{")]
     assert sorted(x["entry"] for x in saved) == ["RMN-0002", "RMN-0003"]
     assert all(x["outcome"] == "passed" for x in saved)
     assert led.read_bytes() == before                                      # nothing half-written
@@ -501,10 +504,8 @@ def survivors(root: Path) -> list[int]:
 
 def _kill_all(pids):
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def wait_until(pred, what: str, ceiling: float = HANG):

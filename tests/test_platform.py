@@ -1,8 +1,8 @@
 """Platform detection decides which tiers may run; a wrong answer would fake or hide verification."""
 import json
 
-from errbook.machine import fingerprint, tiers
 from conftest import errbook
+from errbook.machine import fingerprint, tiers
 
 
 def info(torch=None, rocm=None, toolchains=None, driver=None):

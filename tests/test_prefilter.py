@@ -3,9 +3,9 @@ import io
 
 import pytest
 
+from conftest import REPO
 from errbook.kb import entries
 from errbook.triage import linescan, parallel, pipeline, prefilter
-from conftest import REPO
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,8 @@ def test_a_dense_log_grouped_by_distinct_line_gives_what_line_by_line_gives(acti
     across distinct lines, sequences, notes and outranked hits equal the line-by-line path and the in-memory
     path, in one process and with parallel workers (whose evidence is re-read by file offset)."""
     ex = [ln for e in active for s in e["signatures"] for x in s["examples"] for ln in x["text"].split("\n")][:60]
-    extra = ["warning: gfx90a here", "HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py", "x" * 3000 + " hipErrorNoBinaryForGpu",
+    extra = ["warning: gfx90a here", "HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py",
+             "x" * 3000 + " hipErrorNoBinaryForGpu",
              "ok\r", "step 1 loss 0.5"]
     # the last quarter brings lines not seen before (sequences among them): their first hits, the evidence,
     # fall in grouped chunks, also in the second parallel worker

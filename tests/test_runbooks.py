@@ -10,18 +10,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import BASE_ENTRY, REPO, errbook
 from errbook.kb import scaffold
 from errbook.machine import tiers
 from errbook.runbooks import ledger
-from conftest import BASE_ENTRY, REPO, errbook
 
 BODIES = {
-    "RMN-0002": ("failed", '@rb.check("static", "a check that fails")\ndef _():\n    assert 1 + 1 == 3, "arithmetic is broken"'),
+    "RMN-0002": ("failed", '@rb.check("static", "a check that fails")\ndef _():\n    assert 1 + 1 == 3, "arithmetic '
+                           'is broken"'),
     "RMN-0003": ("error", "raise RuntimeError('the notebook itself broke')"),
     "RMN-0004": ("timeout", "import time\ntime.sleep(600)"),
     "RMN-0005": ("crashed", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
     "RMN-0006": ("passed", '@rb.check("static", "fine")\ndef _():\n    assert 2 + 2 == 4\n\n'
-                           '@rb.check("rocm", "needs an AMD GPU", needs="torch-rocm")\ndef _():\n    raise AssertionError("must not run here")'),
+                           '@rb.check("rocm", "needs an AMD GPU", needs="torch-rocm")\ndef _():\n    raise '
+                           'AssertionError("must not run here")'),
 }
 
 
@@ -172,7 +174,9 @@ def test_fix_check_reads_only_the_fix():
     # A reproduction that no signature matches yet (on a CUDA GPU, say) is remembered with note_reproduction: reading
     # it together with the fix fails now, not on the day a new signature starts to match it.
     rb = Runbook("RMN-0001", tiers="static")
-    cuda = rb.note_reproduction("arch NVIDIA H200\ntorch.float32 FLASH RuntimeError: No available kernel. Aborting execution.\n")
+    cuda = rb.note_reproduction("arch NVIDIA H200\ntorch.float32 FLASH RuntimeError: No available kernel. Aborting "
+                                "execution.\n")
     rb.expect_no_signature("arch NVIDIA H200\ntorch.float16 FLASH OK\n")      # its own process: one common line is fine
-    with pytest.raises(AssertionError, match=r"still contains the reproduction's output: 'arch NVIDIA H200' \(all 2 line"):
+    with pytest.raises(AssertionError,
+                       match=r"still contains the reproduction's output: 'arch NVIDIA H200' \(all 2 line"):
         rb.expect_no_signature(cuda + "torch.float16 FLASH OK\n")

@@ -226,7 +226,8 @@ def test_merge_outcomes_by_slurm_state(tmp_path):
     by = {r["entry"]: r for r in res["added"]}
     assert by["RMN-0001"]["outcome"] == "passed" and by["RMN-0001"]["slurm"]["state"] == "COMPLETED"
     t = by["RMN-0002"]
-    assert t["outcome"] == "timeout" and t["tiers"] == {"static": {"outcome": "timeout"}, "rocm": {"outcome": "timeout"}}
+    assert t["outcome"] == "timeout" and t["tiers"] == {"static": {"outcome": "timeout"},
+                                                        "rocm": {"outcome": "timeout"}}
     assert t["fingerprint"]["arch"] == "gfx942" and t["date"] == "2026-12-01T00:10:05Z" and t["seconds"] == 600
     assert "received SIGTERM at 2026-12-01T00:10:00Z" in t["reason"]
     pre = by["RMN-0003"]
@@ -269,7 +270,8 @@ def test_merge_waits_for_running_and_unreachable_slurm(tmp_path):
     lp = tmp_path / "ledger.jsonl"
     # Task 0 is still running: only task 1 (which wrote its record) is merged.
     res = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=_snap(active={"77_0": "RUNNING"}, t1="COMPLETED"))
-    assert [r["entry"] for r in res["added"]] == ["RMN-0002"] and res["unfinished"] == ["77_0 RMN-0001 (task 0): running"]
+    assert [r["entry"] for r in res["added"]] == ["RMN-0002"] and res["unfinished"] == ["77_0 RMN-0001 (task 0): "
+                                                                                        "running"]
     # Slurm cannot be asked: a task without a record is left for later, never guessed dead.
     res = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=lambda jobs: slurmstate.Snapshot(False))
     assert res["added"] == [] and "cannot be asked" in res["unfinished"][0]

@@ -4,8 +4,8 @@ import json
 
 import yaml
 
-from errbook.kb import stale
 from conftest import errbook
+from errbook.kb import stale
 
 
 class E:
@@ -27,7 +27,8 @@ def test_review_age_and_open_or_fixed_ranges():
         E("RMN-0002", reviewed="2026-01-01"),
         E("RMN-0003"),
         E("RMN-0004", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0"}]),
-        E("RMN-0005", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "fixed_in": "7.0"}]),
+        E("RMN-0005", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "fixed_in": "7.0"}]),
         E("RMN-0006", reviewed="2020-01-01", withdrawn="2024-01-01T00:00:00Z"),
         E("RMN-0007", reviewed="2026-11-30", applies_to=[{"component": "vllm", "versions": "<0.6"}]),
     ], REL, TODAY)
@@ -50,6 +51,7 @@ def test_the_knowledge_base_was_clean_on_its_review_date():
     every range either open, ended by a recorded change (fixed_in), or reaching the newest release. The check
     is dated so the suite does not start failing as the calendar moves; `errbook stale` says what is due now."""
     from pathlib import Path
+
     from errbook.kb import entries
     root = Path(__file__).resolve().parents[1]
     loaded, _ = entries.load_all(root)

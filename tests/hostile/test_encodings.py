@@ -2,6 +2,7 @@
 by `errbook triage` (files and stdin, streamed) and by the paste page's file input (engine.js decodeLog), with one
 detection rule per engine (textenc.sniff, engine.js logEncoding) that the two share."""
 import base64
+import functools
 import io
 import json
 import random
@@ -38,7 +39,7 @@ ENCODED = {
 def _answer(r):
     assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
     out = json.loads(r.stdout)
-    return [(m["id"], m["confidence"], [(l["line"], l["text"]) for ev in m["evidence"] for l in ev["lines"]])
+    return [(m["id"], m["confidence"], [(ln["line"], ln["text"]) for ev in m["evidence"] for ln in ev["lines"]])
             for m in out["matches"]], out["stats"]["lines"]
 
 
@@ -89,7 +90,7 @@ def test_transcoding_is_streaming_safe():
     m = pipeline.build_matcher([])
     for name, data in ENCODED.items():
         stream, enc = textenc.utf8_stream(Trickle(data))
-        got = b"".join(iter(lambda: stream.read(5), b""))
+        got = b"".join(iter(functools.partial(stream.read, 5), b""))
         want = LOG.encode("utf-8")
         assert got == (b"\xef\xbb\xbf" + want if enc == "utf-8-sig" else want), name
         info = {}
@@ -99,7 +100,8 @@ def test_transcoding_is_streaming_safe():
 
 def test_a_big_utf16_file_is_not_split_at_utf8_line_ends(tmp_path, monkeypatch):
     """Parallel scanning cuts a file at \\n bytes; a UTF-16 file is scanned as one transcoded stream instead."""
-    from errbook.kb import entries as entries_mod, validate
+    from errbook.kb import entries as entries_mod
+    from errbook.kb import validate
     usable, _ = validate.usable_entries(REPO)
     m = pipeline.build_matcher(list(entries_mod.active(usable)))
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
@@ -142,13 +144,13 @@ def test_python_and_the_paste_page_detect_and_decode_alike():
     js = json.loads(subprocess.run([NODE, str(DECODE_JS)], capture_output=True, check=True, timeout=300,
                                    input=json.dumps({"files": [base64.b64encode(s).decode() for s in samples]})
                                    .encode()).stdout)
-    for s, got in zip(samples, js):
+    for s, got in zip(samples, js, strict=True):
         enc, bom = textenc.sniff(s[:textenc.SNIFF_BYTES])
         assert got["encoding"] == enc, s[:40]
         if not enc.startswith("utf-8"):            # what the CLI scans (UTF-8 text) is what the page matches
             stream, _ = textenc.utf8_stream(io.BytesIO(s))
-            assert got["text"] == b"".join(iter(lambda: stream.read(1 << 16), b"")).decode("utf-8"), s[:40]
-    named = dict(zip(ENCODED, js))
+            assert got["text"] == b"".join(iter(functools.partial(stream.read, 1 << 16), b"")).decode("utf-8"), s[:40]
+    named = dict(zip(ENCODED, js, strict=True))
     assert named["utf-16-le"] == {"encoding": "utf-16-le", "text": LOG}
     assert named["utf-32-be"] == {"encoding": "utf-32-be", "text": LOG}
     assert named["utf-8-sig"] == {"encoding": "utf-8-sig", "text": LOG}
@@ -160,8 +162,10 @@ def paste_page(tmp_path_factory):
     import functools
     import http.server
     import threading
+
     from errbook.common import paths
-    from errbook.kb import entries as entries_mod, validate
+    from errbook.kb import entries as entries_mod
+    from errbook.kb import validate
     from errbook.web import bundle as bundle_mod
     from errbook.web import phrases
     d = tmp_path_factory.mktemp("paste")

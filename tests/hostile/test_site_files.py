@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from conftest import BASE_ENTRY, REPO, build, make_root
-from test_hostile import live_html          # one detector of live markup for every hostile site test
+from test_hostile import live_html  # one detector of live markup for every hostile site test
 
 RUNS = Path("docs/verification/runs")
 
@@ -241,7 +241,7 @@ def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
                 p.communicate()
     assert visible == [], f"a run in progress is published: {visible}"
     assert len(in_progress) == 2, in_progress                 # one file per run, not one shared
-    for p, (so, se) in zip(procs, results):
+    for p, (so, se) in zip(procs, results, strict=True):
         assert p.returncode == 0, se.decode()[-2000:]
         assert json.loads(so)["records"][0]["outcome"] == "passed"
     left = sorted(runs.iterdir())

@@ -5,6 +5,7 @@ file from outside it, trust no task's word about which entry it ran, and never h
 Spools are built by hand (the merge only reads files); Slurm is a few fake commands on PATH. Subprocess
 timeouts are ceilings that only catch hangs.
 """
+import contextlib
 import json
 import multiprocessing
 import os
@@ -257,7 +258,8 @@ def test_a_malformed_manifest_is_a_message_and_exit_2(fleet, case):
     assert records(fleet.root) == []
 
 
-@pytest.mark.parametrize("text", ["[" * 100000, '{"format": 1, "run": "r", "tasks": [], "classes": {}, "x": 1' + "9" * 5000 + "}",
+@pytest.mark.parametrize("text", ["[" * 100000,
+                                  '{"format": 1, "run": "r", "tasks": [], "classes": {}, "x": 1' + "9" * 5000 + "}",
                                   "\ufeff{}", "{\"format\": 1,\n\"run\": }"])
 def test_an_unreadable_manifest_is_a_message_and_exit_2(fleet, text):
     (fleet.spool / "manifest.json").write_text(text)
@@ -276,10 +278,8 @@ def _merge_in_child(spool, root, lp, barrier):
         out = real(path)
         if Path(path) == lp and not calls:
             calls.append(1)
-            try:
+            with contextlib.suppress(Exception):
                 barrier.wait(60)
-            except Exception:
-                pass
         return out
     ledger.read = read
     states = {f"77_{i}": slurmstate.TaskState("COMPLETED", "COMPLETED", "gpu-a01", "0:0", None, None, "sacct")
@@ -350,7 +350,7 @@ def test_a_fifo_as_the_tally_file(fleet, show):
 # ------------------------------------------------------------------ L7: the fleet file's YAML rules
 
 BOMB = "env:\n  A: &a \"lol\"\n" + "".join(
-    f"  {c}: &{c.lower()} [{', '.join(['*' + p.lower()] * 9)}]\n" for p, c in zip("ABCDEFGH", "BCDEFGHI"))
+    f"  {c}: &{c.lower()} [{', '.join(['*' + p.lower()] * 9)}]\n" for p, c in zip("ABCDEFGH", "BCDEFGHI", strict=True))
 
 
 def test_an_alias_bomb_in_the_fleet_file_is_refused_with_its_line(fleet):
@@ -438,7 +438,8 @@ def _mutations(f, rng: random.Random):
     hostile_values = [None, True, 0, -1, 2 ** 70, 1e308, float("nan"), "", "x" * 5000, "../" * 10 + "etc/passwd",
                       "/etc/passwd", str(f.creds), [], {}, [[[[]]]], {"a": {"b": {}}}, "\u202e\x1b[2J\x07",
                       "RMN-0042", "runbooks/compile/RMN-0042.ipynb", f"nb/{task}/../../outside/credentials.json",
-                      f"nb/{task}/{ENTRIES[task]}--cpu.ipynb", f"nb/{(task + 1) % 3}/{ENTRIES[(task + 1) % 3]}--cpu.ipynb"]
+                      f"nb/{task}/{ENTRIES[task]}--cpu.ipynb",
+                      f"nb/{(task + 1) % 3}/{ENTRIES[(task + 1) % 3]}--cpu.ipynb"]
     spool_real = os.path.realpath(f.spool)
 
     def fresh(rel):

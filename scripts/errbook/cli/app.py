@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     streams = sys.stdout, sys.stderr       # every text printer, argparse's messages included, writes through these
-    sys.stdout, sys.stderr = (s if s is None else term.EscapingWriter(s) for s in streams)   # type: ignore[assignment]
+    sys.stdout, sys.stderr = (s if s is None else term.EscapingWriter(s) for s in streams)
     try:
         return _main(argv)
     finally:

@@ -15,7 +15,8 @@ def add_parser(sub) -> None:
     g = s.add_mutually_exclusive_group()
     g.add_argument("--collect", action="store_true",
                    help="print the collected facts as JSON (save them: errbook doctor --collect > facts.json)")
-    g.add_argument("--facts", metavar="FACTS.json", help="evaluate a saved facts file instead of this machine ('-' = stdin)")
+    g.add_argument("--facts", metavar="FACTS.json",
+                   help="evaluate a saved facts file instead of this machine ('-' = stdin)")
     g.add_argument("--list-facts", action="store_true", help="the fact names checks may use, their types and sources")
     s.add_argument("--json", action="store_true", help="machine-readable report")
     s.add_argument("--python", help="probe this Python interpreter's PyTorch/Triton (default: the one running errbook)")
@@ -55,7 +56,7 @@ def _facts(path: str | None, timeout: float, python: str | None, do_import: bool
 
 
 def _report(doc: dict, root) -> dict:
-    from errbook.kb import entries   # needs PyYAML; --collect and --list-facts need only the stdlib
+    from errbook.kb import entries  # needs PyYAML; --collect and --list-facts need only the stdlib
     from errbook.machine import doctor
     loaded, errors = entries.load_all(root)
     for err in errors:

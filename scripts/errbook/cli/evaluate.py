@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
     s.add_argument("--misses", action="store_true", help="list the misses of the dev split and the false positives")
     s.add_argument("--show-test", action="store_true",
                    help="with --misses: also the test split's misses (looking at them turns test logs into dev logs)")
-    s.add_argument("--by-round", action="store_true", help="also the figures of each collection round's dev and test halves")
+    s.add_argument("--by-round", action="store_true",
+                   help="also the figures of each collection round's dev and test halves")
     s.add_argument("--calibrate", action="store_true", help="choose the second stage's thresholds on the dev split")
     s.add_argument("--write", action="store_true", help="with --calibrate: save them in data/calibration.json")
     s.set_defaults(fn=run)

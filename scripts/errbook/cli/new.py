@@ -24,5 +24,8 @@ def run(args: argparse.Namespace) -> int:
     except scaffold.ScaffoldError as e:
         print(f"errbook new: {e}", file=sys.stderr)
         return ExitCode.ERROR
-    print(json.dumps({"entry": str(epath), "runbook": str(rpath)}) if args.json else f"created {epath}\ncreated {rpath}")
+    if args.json:
+        print(json.dumps({"entry": str(epath), "runbook": str(rpath)}))
+    else:
+        print(f"created {epath}\ncreated {rpath}")
     return ExitCode.OK

@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
                                    "ledger could not take (those records are printed on stderr as JSON lines).")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("entries", nargs="*", default=[], help="entry ids (RMN-0001 ...)")
-    g.add_argument("--class", dest="klass", choices=["compile", "runtime", "performance"], help="every entry of a class")
+    g.add_argument("--class", dest="klass", choices=["compile", "runtime", "performance"],
+                   help="every entry of a class")
     g.add_argument("--all", action="store_true", help="every entry")
     g.add_argument("--changed", action="store_true",
                    help="every entry whose current content (signatures, checks, fix, verification, runbook code) "
@@ -40,7 +41,8 @@ def add_parser(sub) -> None:
     f = s.add_argument_group("fleet (Slurm)", "submit the runbooks as Slurm job arrays, one task per runbook and "
                              "node class, and merge each task's record into the ledger (docs/fleet.md)")
     f.add_argument("--slurm", action="store_true", help="run through Slurm instead of on this machine")
-    f.add_argument("--fleet", metavar="FILE", help="node classes and their sbatch options (default .errbook/fleet.yaml)")
+    f.add_argument("--fleet", metavar="FILE",
+                   help="node classes and their sbatch options (default .errbook/fleet.yaml)")
     f.add_argument("--node-class", action="append", metavar="NAME", help="only these classes of the fleet file")
     f.add_argument("--partition", help="sbatch --partition for every class")
     f.add_argument("--constraint", help="sbatch --constraint (a node feature such as a gfx architecture)")
@@ -89,8 +91,8 @@ def run_here(args: argparse.Namespace, root: Path) -> int:
         return ExitCode.ERROR
     chosen = runner.select(root, args.entries, args.klass, args.all, args.tier if args.changed else "")
     if args.dry_run:
-        for e in chosen:
-            print(e.id)
+        for entry in chosen:
+            print(entry.id)
         print(f"errbook run: {len(chosen)} runbook(s) would run", file=sys.stderr)
         return ExitCode.FINDINGS if chosen else ExitCode.OK
     if not chosen:
@@ -215,7 +217,8 @@ def _fleet(tier: str, fleet_file: str | None, root: Path) -> dict | None:
 
 def _wait_and_merge(args: argparse.Namespace, root: Path, spool: Path, man: dict, jobs: dict, errors: list) -> int:
     from errbook.cli.ledger import report_merge
-    from errbook.runbooks import fleetmerge, slurm, spool as spool_mod
+    from errbook.runbooks import fleetmerge, slurm
+    from errbook.runbooks import spool as spool_mod
     try:
         finished = slurm.wait(spool, man, args.poll, out=sys.stderr)
     except KeyboardInterrupt:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
 from errbook.errors import ErrbookError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]        # errbook/ (this module is errbook/common/paths.py)

@@ -15,6 +15,7 @@ checks with fstat that what was opened is a regular file, so the check and the r
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -155,8 +156,6 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from errbook.common import paths
 from errbook.kb import yamlpos
@@ -147,7 +148,10 @@ def load_all(root: Path) -> tuple[list[Entry], list[LoadError]]:
     errors: list[LoadError] = []
     for p in entry_files(root):
         r = load_file(p, root)
-        (entries if isinstance(r, Entry) else errors).append(r)
+        if isinstance(r, Entry):
+            entries.append(r)
+        else:
+            errors.append(r)
     return entries, errors
 
 

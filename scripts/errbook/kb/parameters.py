@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import keyword
 import re
+
 from errbook.errors import ErrbookError
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -10,6 +10,7 @@ import functools
 import re
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+
 from errbook.errors import ErrbookError
 
 MIN_ANCHOR = 4          # every pattern must contain a literal of at least this many characters
@@ -48,7 +49,7 @@ def _check_source(p: str) -> None:
             if ch == "[":
                 raise SubsetError("'[' inside a character class (RE2 reads [:alpha:] as a POSIX class, "
                                   "JavaScript as characters): escape it as \\[")
-            if ch == "]" and p[i - 1] != "[" and not p[i - 2:i] == "[^":
+            if ch == "]" and p[i - 1] != "[" and p[i - 2:i] != "[^":
                 in_class = False
         elif ch == "[":
             in_class = True
@@ -175,7 +176,7 @@ def _ambiguous(items, follow: frozenset | None, ic: bool, found: list) -> None:
             lo, hi, body = av
             wide = hi is C.MAXREPEAT or hi > MAX_NESTED_REPEAT
             body = list(body)
-            cs = _charset(*body[0], ic) if len(body) == 1 else None
+            cs = _charset(body[0][0], body[0][1], ic) if len(body) == 1 else None
             if wide and cs is not None and fol is not None and cs & fol:
                 found.append(i)
             elif cs is None:
@@ -247,7 +248,7 @@ def _anchor_score(run: str) -> tuple:
     return (len(run) + (12 if ident else 0) - (20 if common else 0), run)
 
 
-def _req_score(req: frozenset) -> tuple:
+def _req_score(req) -> tuple:
     return min(_anchor_score(r) for r in req)
 
 

@@ -11,8 +11,8 @@ import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from errbook import SCHEMA_VERSION
-from errbook.kb import entries, parameters, usable, yamlpos
 from errbook.errors import ErrbookError
+from errbook.kb import entries, parameters, usable, yamlpos
 
 SETUP = ("from errbook.runbooks.runbook import Runbook\n"
          "from errbook.runbooks import toolchains\n\n"
@@ -173,7 +173,8 @@ def new_entry(root: Path, klass: str, title: str) -> tuple[Path, Path]:
     with open(epath, "x", encoding="utf-8") as f:
         f.write(text)
     e = entries.load_file(epath, root)
-    why = _problem(e) or (None if e.get("title") == title else "the title did not read back as given")
+    why = _problem(e) or (None if isinstance(e, entries.Entry) and e.get("title") == title
+                          else "the title did not read back as given")
     if why:
         epath.unlink(missing_ok=True)
         raise ScaffoldError(f"not created: {why}")

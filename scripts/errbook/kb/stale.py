@@ -10,8 +10,7 @@ import datetime as dt
 from pathlib import Path
 
 from errbook.kb import entries as entries_mod
-from errbook.kb import yamlpos
-from errbook.kb import versions
+from errbook.kb import versions, yamlpos
 
 REVIEW_DAYS = 180
 

@@ -11,8 +11,18 @@ from pathlib import Path
 
 from errbook.kb import entries as entries_mod
 from errbook.kb import regexsubset, variants
-from errbook.kb.usable import Finding, as_list, data_findings, duplicate_id_findings, field_name, range_fields, \
-    schema, schema_findings, str_or_none, usable_entries
+from errbook.kb.usable import (
+    Finding,
+    as_list,
+    data_findings,
+    duplicate_id_findings,
+    field_name,
+    range_fields,
+    schema,
+    schema_findings,
+    str_or_none,
+    usable_entries,
+)
 from errbook.machine import checks
 from errbook.triage import corpus, linescan, matcher
 
@@ -52,13 +62,14 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
             try:
                 regexsubset.check(p, bool(sig.get("ignore_case")))
                 matcher.compile_pattern(p, bool(sig.get("ignore_case")))
-            except (regexsubset.SubsetError, Exception) as ex:  # re2.error has no stable public base
-                out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"bad pattern: {ex}"))
+            except (regexsubset.SubsetError, Exception) as err:  # re2.error has no stable public base
+                out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"bad pattern: {err}"))
                 bad = True
         if bad or i in broken:
             continue
         m = matcher.Matcher([matcher.build_signature(e.id if isinstance(e.id, str) else "RMN-0000", sig)])
-        keeps = sig.get("keeps") if isinstance(sig.get("keeps"), list) else []
+        raw_keeps = sig.get("keeps")
+        keeps = raw_keeps if isinstance(raw_keeps, list) else []
         for key, must in (("examples", True), ("counter_examples", False)):
             for j, ex in enumerate(as_list(sig.get(key))):
                 if not isinstance(ex, dict) or not isinstance(ex.get("text"), str):
@@ -125,6 +136,10 @@ def _text_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
     return out
 
 
+def _primary(ref) -> bool:
+    return isinstance(ref, dict) and str_or_none(ref.get("kind")) in PRIMARY_KINDS
+
+
 def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Finding]:
     out = duplicate_id_findings(all_entries)
     ids = {str_or_none(e.get("id")) for e in all_entries} - {None}
@@ -134,23 +149,26 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
             out.append(Finding(e.rel, e.line_of(("id",)), "id", f"file name must be {e.id}.yaml"))
         klass = e.get("class")
         if isinstance(klass, str) and e.path.parent.name != klass:
-            out.append(Finding(e.rel, e.line_of(("class",)), "class", f"entry of class '{klass}' must live in errata/{klass}/"))
+            out.append(Finding(e.rel, e.line_of(("class",)), "class",
+                               f"entry of class '{klass}' must live in errata/{klass}/"))
         for i, r in enumerate(as_list(e.get("related"))):
             if not isinstance(r, str):
                 continue   # the schema finding names it
             if r not in ids:
                 out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]", f"no entry with id '{r}'"))
             elif r == e.id:
-                out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]", "an entry cannot relate to itself"))
+                out.append(Finding(e.rel, e.line_of(("related", i)), f"related[{i}]",
+                                   "an entry cannot relate to itself"))
         rb = _runbook_path(e)
         if rb and not (root / rb).is_file():
             out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
                                f"runbook file {rb} does not exist"))
         refs = e.get("references")
-        if isinstance(refs, list) and refs and not any(isinstance(r, dict) and str_or_none(r.get("kind")) in PRIMARY_KINDS for r in refs):
+        if isinstance(refs, list) and refs and not any(_primary(r) for r in refs):
             out.append(Finding(e.rel, e.line_of(("references",)), "references",
                                "needs at least one primary source (docs, source, issue, release-notes or spec)"))
-        if isinstance(e.get("modified"), str) and isinstance(e.get("published"), str) and e["modified"] < e["published"]:
+        mod, pub = e.get("modified"), e.get("published")
+        if isinstance(mod, str) and isinstance(pub, str) and mod < pub:
             out.append(Finding(e.rel, e.line_of(("modified",)), "modified", "modified is earlier than published"))
     return out
 

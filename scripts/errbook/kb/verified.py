@@ -56,7 +56,7 @@ def is_current(record: dict, current: str) -> bool:
     return bool(current) and isinstance(record, dict) and record.get("digest") == current
 
 
-def mark_current(records: list[dict], digests: dict[str, str]) -> list[dict]:
+def mark_current(records: list[dict], digests: dict) -> list[dict]:
     """Copies of the records, each with `current` set from its entry's digest (overriding anything it held)."""
     return [dict(r, current=is_current(r, digests.get(r.get("entry"), ""))) for r in records]
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import cast
+
 from errbook.errors import ErrbookError
 
 MAX_DIGITS = 15        # per number component: exact as a JavaScript Number, and far below int()'s 4300-digit limit
@@ -70,13 +72,14 @@ def _parse_range(rng: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
     if rng == "any":
         return ()
     return tuple((m.group(1), tuple(int(x) for x in m.group(2).split(".")))
-                 for m in (_CLAUSE.fullmatch(c.strip(" ")) for c in rng.split(",")))
+                 for m in (cast(re.Match, _CLAUSE.fullmatch(c.strip(" "))) for c in rng.split(",")))
 
 
 def is_empty(rng: str) -> bool:
     """Whether no version can lie in the range (a reversed range such as '>=7,<6'). Conservative: '!=' clauses
     are ignored, so a range it calls empty is empty. Raises RangeError like parse_range."""
-    lo, lo_open, hi = (0,), False, None
+    lo: tuple[int, ...] = (0,)
+    hi = None
     for op, b in parse_range(rng):
         lows, highs = [], []
         if op in (">=", "==", "=", "~="):
@@ -92,7 +95,7 @@ def is_empty(rng: str) -> bool:
         for x, opn in lows:
             c = _cmp(x, lo)
             if c > 0 or (c == 0 and opn):
-                lo, lo_open = x, opn
+                lo = x
         for x in highs:
             hi = x if hi is None or _cmp(x, hi) < 0 else hi
     # Every upper bound is exclusive; between two different versions there is always another one.

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
 from errbook.errors import ErrbookError
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -68,8 +69,8 @@ def _refuse_anchors(text: str, what: str) -> None:
             ev = loader.get_event()
             mark = ev.start_mark
             if isinstance(ev, yaml.AliasEvent):
-                raise YamlError(f"YAML alias '*{ev.anchor[:40]}' is not allowed in {what} (write the value out)",
-                                mark.line + 1, mark.column + 1)
+                raise YamlError(f"YAML alias '*{(ev.anchor or '')[:40]}' is not allowed in {what} "
+                                "(write the value out)", mark.line + 1, mark.column + 1)
             if getattr(ev, "anchor", None):
                 raise YamlError(f"YAML anchor '&{ev.anchor[:40]}' is not allowed in {what} (write the value out)",
                                 mark.line + 1, mark.column + 1)

@@ -23,10 +23,9 @@ from __future__ import annotations
 import functools
 import re
 
-from errbook.machine import facts as facts_mod
-from errbook.kb import regexsubset
-from errbook.kb import versions
 from errbook.errors import ErrbookError
+from errbook.kb import regexsubset, versions
+from errbook.machine import facts as facts_mod
 
 OPERATORS = ("present", "equals", "not_equals", "in", "not_in", "matches", "not_matches", "version",
              "contains", "not_contains", "count_gte", "count_lte", "gte", "lte")
@@ -154,8 +153,10 @@ def describe(cond: dict, code: bool = False) -> str:
         return f"{label} is {'present' if arg else 'absent'}"
     words = {
         "equals": f"is {_lit(arg)}", "not_equals": f"is not {_lit(arg)}",
-        "in": (f"includes one of {_items(arg)}" if is_list else f"is one of {_items(arg)}") if isinstance(arg, list) else "",
-        "not_in": (f"includes none of {_items(arg)}" if is_list else f"is none of {_items(arg)}") if isinstance(arg, list) else "",
+        "in": ((f"includes one of {_items(arg)}" if is_list else f"is one of {_items(arg)}")
+               if isinstance(arg, list) else ""),
+        "not_in": ((f"includes none of {_items(arg)}" if is_list else f"is none of {_items(arg)}")
+                   if isinstance(arg, list) else ""),
         "matches": f"has an item matching {arg}" if is_list else f"matches {arg}",
         "not_matches": f"has no item matching {arg}" if is_list else f"does not match {arg}",
         "version": f"has a version in {arg}" if is_list else f"is a version in {arg}",
@@ -244,11 +245,11 @@ def to_log_facts(values: dict) -> dict:
     if isinstance(gfx, list) and gfx:
         out["gfx"] = sorted(set(gfx))
     rocm = values.get("rocm.default_version") or values.get("torch.hip")
-    if isinstance(rocm, str) and versions.parse(rocm):
-        out["rocm"] = ".".join(str(x) for x in versions.parse(rocm)[:3])
+    if isinstance(rocm, str) and (rv := versions.parse(rocm)):
+        out["rocm"] = ".".join(str(x) for x in rv[:3])
     tv = values.get("torch.version")
-    if isinstance(tv, str) and versions.parse(tv):
-        out["torch"] = ".".join(str(x) for x in versions.parse(tv)[:3])
+    if isinstance(tv, str) and (pv := versions.parse(tv)):
+        out["torch"] = ".".join(str(x) for x in pv[:3])
     env = sorted(n[4:] for n, v in values.items() if n.startswith("env.") and v is not None)
     if env:
         out["env"] = env
@@ -305,7 +306,8 @@ def _arg_problem(op: str, typ: str, arg) -> str | None:
     if op in ("contains", "not_contains"):
         return None if isinstance(arg, str) else f"{op} needs a string"
     if op in ("count_gte", "count_lte"):
-        return None if isinstance(arg, int) and not isinstance(arg, bool) and arg >= 0 else f"{op} needs a count (integer >= 0)"
+        count = isinstance(arg, int) and not isinstance(arg, bool) and arg >= 0
+        return None if count else f"{op} needs a count (integer >= 0)"
     if op in ("gte", "lte"):
         return None if isinstance(arg, (int, float)) and not isinstance(arg, bool) else f"{op} needs a number"
     return f"unknown operator {op}"
@@ -345,7 +347,8 @@ def validate_entry(data: dict) -> list[tuple[tuple, str]]:
                 continue
             ops = [k for k in cond if k in OPERATORS]
             if len(ops) != 1:
-                out.append((cpath, f"a condition needs exactly one operator, found {len(ops)}: {', '.join(ops) or 'none'}"))
+                out.append((cpath, f"a condition needs exactly one operator, found {len(ops)}: "
+                                   f"{', '.join(ops) or 'none'}"))
                 continue
             op = ops[0]
             if op not in OPS_BY_TYPE[d.type]:

@@ -7,12 +7,11 @@ value next to the condition it meets, the entry's first fix step and the runbook
 from __future__ import annotations
 
 import json
-import os
 import sys
-from pathlib import Path
 
 from errbook.machine import checks as checks_mod
 from errbook.machine import facts as facts_mod
+
 
 def machine_summary(values: dict) -> dict:
     """What kind of machine the facts describe, in a few lines a person can check at a glance."""
@@ -33,7 +32,8 @@ def _gpu_line(kind, values: dict) -> str:
     names = values.get("gpu.names") or []
     nv = values.get("nvidia.gpus") or []
     if kind == "nvidia":
-        head = "CUDA machine: " + (", ".join(f"{n}" for n in sorted(set(nv))) + f" (x{len(nv)})" if nv else "NVIDIA GPU")
+        head = "CUDA machine: " + (", ".join(f"{n}" for n in sorted(set(nv))) + f" (x{len(nv)})"
+                                   if nv else "NVIDIA GPU")
         if values.get("nvidia.driver"):
             head += f", driver {values['nvidia.driver']}"
         return head + "; no AMD GPU"
@@ -59,7 +59,8 @@ def _software(values: dict) -> list[str]:
     inst = values.get("rocm.installs")
     if isinstance(inst, list):
         vers = values.get("rocm.versions") or []
-        sw.append("ROCm: " + (", ".join(f"{v} at {p}" for p, v in zip(inst, vers)) if inst else "none under /opt/rocm*"))
+        sw.append("ROCm: " + (", ".join(f"{v} at {p}" for p, v in zip(inst, vers, strict=False))
+                              if inst else "none under /opt/rocm*"))
     if values.get("tools.hipcc"):
         sw.append(f"hipcc {values.get('tools.hip_version') or ''}".strip())
     if values.get("torch.installed") is True:
@@ -82,7 +83,8 @@ def _platform(values: dict) -> list[str]:
         plat.append("WSL")
     for k, lab in (("os.distro", ""), ("os.kernel", "kernel "), ("os.glibc", "glibc ")):
         if values.get(k):
-            plat.append(lab + str(values[k]) + (f" {values.get('os.distro_version')}" if k == "os.distro" and values.get("os.distro_version") else ""))
+            version = values.get("os.distro_version") if k == "os.distro" else None
+            plat.append(lab + str(values[k]) + (f" {version}" if version else ""))
     return plat
 
 
@@ -157,8 +159,8 @@ def print_human(rep: dict, out=None) -> None:
 
 def print_facts_list(as_json: bool, out=None) -> None:
     out = out or sys.stdout
-    rows = [{"fact": d.name, "type": d.type, "about": d.about,
-             "operators": sorted(checks_mod.OPS_BY_TYPE[d.type])} for d in sorted(facts_mod.VOCAB.values(), key=lambda d: d.name)]
+    rows = [{"fact": d.name, "type": d.type, "about": d.about, "operators": sorted(checks_mod.OPS_BY_TYPE[d.type])}
+            for d in sorted(facts_mod.VOCAB.values(), key=lambda d: d.name)]
     if as_json:
         print(json.dumps({"facts": rows}, indent=1), file=out)
         return

@@ -102,8 +102,12 @@ def needs_available(info: dict) -> dict[str, str | None]:
         "hipcc": None if hip and hip.get("clang") else "hipcc (HIP-Clang) is not installed",
         "triton-amd": None if tri.get("amd_backend") else "Triton with its AMD backend is not installed",
         "torch": None if t.get("version") else "PyTorch is not installed",
-        "torch-gpu": None if t.get("available") else ("PyTorch sees no GPU" if t.get("version") else "PyTorch is not installed, so no GPU can be used"),
-        "torch-cuda": None if t.get("available") and t.get("cuda") and not t.get("hip") else "no CUDA GPU through PyTorch",
+        "torch-gpu": None if t.get("available") else ("PyTorch sees no GPU" if t.get("version") else "PyTorch is not "
+                                                                                                     "installed, so "
+                                                                                                     "no GPU can be "
+                                                                                                     "used"),
+        "torch-cuda": None if t.get("available") and t.get("cuda") and not t.get("hip") else "no CUDA GPU through "
+                                                                                             "PyTorch",
         "torch-rocm": None if t.get("available") and t.get("hip") else "no ROCm GPU through PyTorch",
         "cmake": None if shutil.which("cmake") else "CMake is not installed",
         "node": None if shutil.which("node") else "Node.js is not installed",
@@ -115,7 +119,8 @@ def tier_availability(info: dict) -> dict[str, str | None]:
     n = needs_available(info)
     return {
         "static": None,
-        "toolchain": None if (n["hipcc"] is None or n["triton-amd"] is None) else "no AMD toolchain (hipcc or Triton's AMD backend)",
+        "toolchain": None if (n["hipcc"] is None or n["triton-amd"] is None) else "no AMD toolchain (hipcc or "
+                                                                                  "Triton's AMD backend)",
         "gpu": n["torch-gpu"],
         "rocm": None if (n["torch-rocm"] is None or n["rocminfo"] is None) else "no AMD GPU with ROCm on this machine",
     }

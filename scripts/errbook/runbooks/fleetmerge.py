@@ -32,6 +32,7 @@ import re
 import tempfile
 import time
 from pathlib import Path
+from typing import Literal
 
 from errbook.common import paths, regfile
 from errbook.runbooks import ledger, ledgerrec
@@ -99,6 +100,8 @@ def _log_tail(spool: Path, job: str | None, problems: list[str], limit: int = 70
 
 
 def _seconds(a: str | None, b: str | None) -> float | None:
+    if a is None or b is None:
+        return None
     try:
         f = "%Y-%m-%dT%H:%M:%SZ"
         return max(0.0, (dt.datetime.strptime(b, f) - dt.datetime.strptime(a, f)).total_seconds())
@@ -147,10 +150,8 @@ def synthesize(spool: Path, man: dict, t: dict, job: str, st: TaskState | None, 
 
 
 def _synth_outcome(st: TaskState | None, started: bool, tail: str, allowed: set[str]) -> str:
-    if st:
-        outcome = outcome_for(st.state, started, allowed)
-    else:       # Slurm forgot it (no accounting, and older than the controller's MinJobAge)
-        outcome = "crashed" if started else "skipped"
+    # Without a state Slurm forgot the task (no accounting, and older than the controller's MinJobAge).
+    outcome = outcome_for(st.state, started, allowed) if st else ("crashed" if started else "skipped")
     if not started and tail and outcome == "skipped":
         outcome = "error"                   # the batch script ran and failed before the task could start
     return outcome
@@ -189,7 +190,7 @@ def _show(v, n: int = 80) -> str:
     return repr(v)[:n]
 
 
-def _own_record(spool: Path, t: dict, problems: list[str]) -> dict | None | bool:
+def _own_record(spool: Path, t: dict, problems: list[str]) -> dict | None | Literal[False]:
     """The task's own record; None when it wrote none; False when it cannot be used (a problem says why)."""
     n = t["task"]
     rel = f"tasks/{n}.jsonl"

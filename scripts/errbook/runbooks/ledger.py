@@ -15,9 +15,9 @@ import threading
 from pathlib import Path
 
 from errbook.common import paths
+from errbook.errors import ErrbookError
 from errbook.machine import fingerprint
 from errbook.runbooks import ledgerrec
-from errbook.errors import ErrbookError
 
 REQUIRED = ledgerrec.REQUIRED
 MAX_LINE = 1 << 20     # a record is a few hundred bytes; a longer line is reported, never held in memory
@@ -66,10 +66,9 @@ def _open_locked(path: Path) -> int:
 def _write(fd: int, path: Path, line: bytes) -> None:
     """Append one line to the locked ledger: the whole line, or the file as it was."""
     size = os.fstat(fd).st_size
-    if size:
-        # A previous writer killed mid-line would leave no newline: start ours on a fresh line.
-        if os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line
+    # A previous writer killed mid-line would leave no newline: start ours on a fresh line.
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        line = b"\n" + line
     try:
         view = memoryview(line)
         while view:                      # write() may write part of the line (a limit, a full disk)

@@ -38,7 +38,8 @@ def cap_output(out: dict, limit: int = MAX_OUTPUT) -> int:
             if isinstance(v, (str, list)):
                 text, cut = _cut(_join(v), limit)
                 if cut:
-                    out["data"][mime] = text if mime.startswith("text/") else f"[errbook: {mime} output of {len(_join(v))} characters left out]"
+                    out["data"][mime] = text if mime.startswith("text/") else \
+                        f"[errbook: {mime} output of {len(_join(v))} characters left out]"
                     cut_total += cut
             elif len(json.dumps(v)) > limit:    # e.g. application/json
                 out["data"][mime] = {"errbook": f"{mime} output left out: larger than {limit} characters"}

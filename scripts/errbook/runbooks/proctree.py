@@ -9,6 +9,7 @@ elsewhere only the child's process group is killed.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -61,10 +62,8 @@ def members(root_pid: int, tag: str) -> set[int]:
 def reap(root_pid: int, tag: str, rounds: int = 50) -> int:
     """SIGKILL every process of the run until none is left; returns how many were killed."""
     if not os.path.isdir("/proc"):
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(root_pid, signal.SIGKILL)
-        except OSError:
-            pass
         return 0
     killed: set[int] = set()
     for _ in range(rounds):

@@ -13,7 +13,8 @@
 A check whose tier was not asked for, or whose tier or tool is missing here, is recorded as skipped with the
 reason; it never counts as passed. Every tool a check uses beyond its tier's own must be declared in `needs`
 (platform.needs_available lists them: a Triton check declares "triton-amd", since the toolchain tier is
-available with hipcc alone); an unknown need is an error, not a silent "available". An AssertionError is 'failed'; any other exception is 'error'.
+available with hipcc alone); an unknown need is an error, not a silent "available". An AssertionError is 'failed';
+any other exception is 'error'.
 
 The reproduction's output and the fix's output are kept apart: every text `expect_signature` matched (and every
 text given to `note_reproduction`) is remembered as the reproduction's output, with the lines that matched.
@@ -28,21 +29,22 @@ import json
 import os
 import time
 import traceback
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
+from typing import Any
 
-from errbook.kb import entries
-from errbook.triage import matcher
-from errbook.triage import normalize
 from errbook.common import paths
+from errbook.kb import entries
 from errbook.machine import fingerprint
 from errbook.machine import tiers as machine_tiers
+from errbook.triage import matcher, normalize
+
 
 class Skip(Exception):
     """Raise inside a check when this machine cannot show what the check is about (say why)."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _entry(entry_id: str):
     root = paths.repo_root()
     for p in entries.entry_files(root):
@@ -56,7 +58,7 @@ def _entry(entry_id: str):
 
 def _lines(text: str) -> tuple[str, ...]:
     """A captured output as lines without trailing blanks, leading and trailing empty lines dropped."""
-    lines = [l.rstrip() for l in (text or "").splitlines()]
+    lines = [ln.rstrip() for ln in (text or "").splitlines()]
     while lines and not lines[0]:
         lines.pop(0)
     while lines and not lines[-1]:
@@ -115,7 +117,7 @@ class Runbook:
     def check(self, tier: str, name: str, needs: str | tuple | None = None):
         """Decorator: run the function now as one check of the given tier, or record why it was skipped."""
         def deco(fn):
-            rec = {"tier": tier, "name": name}
+            rec: dict[str, Any] = {"tier": tier, "name": name}
             reason = self.skip_reason(tier, needs)
             if reason:
                 rec.update(outcome="skipped", reason=reason)
@@ -171,9 +173,12 @@ class Runbook:
         """Assert that the entry's signatures do not match the fix's output, and that this output is the fix's
         alone: it must not contain a reproduction's output (see the module's docstring)."""
         found = self._reproduction_in(text)
-        assert found is None, (f"{self.entry_id}: the fix's output still contains the reproduction's output: {found[0]!r} "
-                               f"({found[1]}; read only the fix's output: run the fix in its own process or capture, not "
-                               "together with the reproduction; if it already ran alone, the fix did not remove the problem)")
+        assert found is None, (f"{self.entry_id}: the fix's output still contains the reproduction's output: "
+                               f"{found[0]!r} "
+                               f"({found[1]}; read only the fix's output: run the fix in its own process or capture, "
+                               "not "
+                               "together with the reproduction; if it already ran alone, the fix did not remove the "
+                               "problem)")
         e = self.entry
         m = matcher.Matcher([matcher.build_signature(e.id, s) for s in e["signatures"]])
         res = m.match_text(text)
@@ -185,7 +190,7 @@ class Runbook:
         evidence = {s for chain in self._repro_evidence for s in chain}
         for block in self._repro_texts:
             if _contains_block(lines, block):      # the line to show: one the reproduction matched, if any
-                line = next((l for l in block if evidence & set(_subs(l))), block[0])
+                line = next((ln for ln in block if evidence & set(_subs(ln))), block[0])
                 return line, f"all {len(block)} line(s) of a reproduction's output, in order"
         if self._repro_evidence:
             subs = {s for raw in normalize.split_lines(text) for s in _subs(raw)}
@@ -221,7 +226,8 @@ class Runbook:
         width = max((len(c["name"]) for c in self.checks), default=10)
         print(f"\n{self.entry_id} on {fingerprint.label(result['fingerprint'])}")
         for c in self.checks:
-            print(f"  {c['tier']:<9} {c['outcome']:<8} {c['name']:<{width}}  {c.get('reason', '') if c['outcome'] != 'passed' else ''}")
+            print(f"  {c['tier']:<9} {c['outcome']:<8} "
+                  f"{c['name']:<{width}}  {c.get('reason', '') if c['outcome'] != 'passed' else ''}")
         path = self.result_path or os.environ.get("ERRBOOK_RESULT")
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)

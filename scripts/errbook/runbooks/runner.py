@@ -6,6 +6,7 @@ notebook is kept for the site.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -112,10 +113,8 @@ def _execute(cmd: list[str], env: dict, timeout: float, log_path: Path) -> tuple
         rc = None
         try:
             while rc is None and time.monotonic() < deadline and not _STOP.is_set():
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     rc = proc.wait(timeout=max(0.01, min(0.5, deadline - time.monotonic())))
-                except subprocess.TimeoutExpired:
-                    pass
         finally:                  # in every case, Ctrl-C included: leave nothing behind
             proctree.reap(proc.pid, tag)
             proc.wait()
@@ -194,11 +193,8 @@ def run_one(e: entries.Entry, root: Path, tiers: str, timeout: float, out_dir: P
         outcome, why = "error", "the runbook recorded no valid result (did it call rb.finish()?)"
     else:
         outcome, why = "error", (info.get("ename", "") + ": " + info.get("evalue", "")).strip(": ") or out[-2000:]
-    if result is None:
-        # Tiers of a run that never recorded a result are not 'skipped': they are unknown.
-        tiers_out = {t: {"outcome": outcome} for t in ver.get("tiers", [])}
-    else:
-        tiers_out = result["tiers"]
+    # Tiers of a run that never recorded a result are not 'skipped': they are unknown.
+    tiers_out = result["tiers"] if result is not None else {t: {"outcome": outcome} for t in ver.get("tiers", [])}
     rec = {
         "entry": e.id,
         "runbook": ver["runbook"],

@@ -22,13 +22,13 @@ import socket
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from errbook.common import paths, regfile
 from errbook.errors import ErrbookError
 from errbook.kb import yamlpos
 from errbook.runbooks.slurmstate import run_cmd, snapshot_active
 from errbook.runbooks.spool import FORMAT, MANIFEST, job_ids, task_job, utcnow, write_json
-
 
 # Keys a node class (or the top level of a fleet file, as defaults for every class) may set.
 CLASS_KEYS = {
@@ -135,7 +135,8 @@ def batch_script(spool: Path, name: str, opts: dict, pythonpath: str) -> str:
     lines.append(f'export PYTHONPATH={q(pp)}"${{PYTHONPATH:+:$PYTHONPATH}}"')
     launcher = opts.get("launcher") or ""
     python = opts.get("python") or sys.executable
-    lines.append(f"exec {launcher + ' ' if launcher else ''}{q(python)} -m errbook.runbooks.slurmtask task {q(str(spool))} {q(name)}")
+    lines.append(f"exec {launcher + ' ' if launcher else ''}{q(python)} -m errbook.runbooks.slurmtask task "
+                 f"{q(str(spool))} {q(name)}")
     return "\n".join(lines) + "\n"
 
 
@@ -161,7 +162,7 @@ def prepare(root: Path, chosen: list, fleet: dict, class_names: list[str] | None
         raise FleetError(f"spool folder {spool} exists and is not empty")
     for sub in ("logs", "tasks", "nb"):
         (spool / sub).mkdir(parents=True, exist_ok=True)
-    man = {"format": FORMAT, "run": run_id or new_run_id(), "created": utcnow(), "root": str(root),
+    man: dict[str, Any] = {"format": FORMAT, "run": run_id or new_run_id(), "created": utcnow(), "root": str(root),
            "commit": runner.git_commit(root), "submit_host": socket.gethostname(), "tasks": [], "classes": {}}
     for name in names:
         opts = {**classes[name], **{k: v for k, v in overrides.items() if v not in (None, [], "")}}

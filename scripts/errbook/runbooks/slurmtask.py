@@ -2,6 +2,7 @@
 ledger file in the spool (`python -m errbook.runbooks.slurmtask task SPOOL CLASS`, from the batch script)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -49,10 +50,8 @@ def task_main(spool: Path, klass: str) -> int:
         write_json(tdir / f"{n}.signal.json", {"signal": signal.Signals(signum).name, "at": utcnow(),
                                                "job": job, "node": node})
         for pid in _descendants(os.getpid()):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         os._exit(128 + signum)
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
@@ -87,6 +86,7 @@ def task_main(spool: Path, klass: str) -> int:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "task":
         sys.exit(task_main(Path(sys.argv[2]), sys.argv[3]))
-    print("usage: python -m errbook.runbooks.slurmtask task SPOOL CLASS   (run by the batch script of errbook run --slurm)",
+    print("usage: python -m errbook.runbooks.slurmtask task SPOOL CLASS   (run by the batch script of errbook run "
+          "--slurm)",
           file=sys.stderr)
     sys.exit(2)

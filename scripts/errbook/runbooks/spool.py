@@ -23,7 +23,6 @@ from errbook.common import regfile
 from errbook.errors import ErrbookError
 from errbook.runbooks import ledgerrec
 
-
 MANIFEST = "manifest.json"
 FORMAT = 1
 
@@ -118,7 +117,7 @@ def _task_problem(i: int, t, classes: dict) -> str | None:
     if not isinstance(t.get("tiers"), str) or len(t["tiers"]) > 200:
         return f"{where}.tiers: must be a comma-separated list of tiers"
     to = t.get("timeout")
-    if type(to) not in (int, float) or not math.isfinite(to) or to <= 0:
+    if not isinstance(to, (int, float)) or type(to) not in (int, float) or not math.isfinite(to) or to <= 0:
         return f"{where}.timeout: must be a number of seconds > 0"
     et = t.get("entry_tiers", [])
     if not isinstance(et, list) or not all(x in ledgerrec.TIERS for x in et):

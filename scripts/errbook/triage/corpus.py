@@ -55,7 +55,8 @@ def labelled_logs(root: Path, folders=LABELLED_FOLDERS) -> list[dict]:
                 meta = None
             meta = meta if isinstance(meta, dict) else {}
             out.append({"path": p, "folder": folder, "expect": str(meta.get("expect", "none")),
-                        "thread": retrieval.thread_of(meta.get("thread") or meta.get("source", "")), "split": meta.get("split")})
+                        "thread": retrieval.thread_of(meta.get("thread") or meta.get("source", "")),
+                        "split": meta.get("split")})
     return out
 
 

@@ -21,7 +21,8 @@ EXTRAS = [
 ]
 _GFX = re.compile(r"gfx(?:9[0-9a-f]{2}|1[0-2][0-9a-f]{2}|8[0-9]{2})", re.ASCII)
 _ROCM = re.compile(r"(?:rocm[-_ /]?v?|hip version: ?)([0-9]+\.[0-9]+(?:\.[0-9]+)?)", re.ASCII | re.IGNORECASE)
-_TORCH = re.compile(r"(?:torch|pytorch)(?: version)?(?:==|: ?| )v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)", re.ASCII | re.IGNORECASE)
+_TORCH = re.compile(r"(?:torch|pytorch)(?: version)?(?:==|: ?| )v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)",
+                    re.ASCII | re.IGNORECASE)
 _ENV = re.compile(r"((?:HSA_|HIP_|ROCM_|ROCR_|HCC_|AMD_|MIOPEN_|ROCBLAS_|HIPBLASLT_|NCCL_|RCCL_|PYTORCH_|TORCH_|"
                   r"CUDA_|VLLM_|TRITON_|GPU_)[A-Z0-9_]*)=([^ ]*)", re.ASCII)
 PLUS, MINUS, LOW, HIGH = 15, 30, -60, 30     # score points per corroboration / contradiction, and the clamp

@@ -20,14 +20,11 @@ import hashlib
 import itertools
 from pathlib import Path
 
-
 from errbook.common import paths
-from errbook.kb import entries as entries_mod
-from errbook.triage import ranking
-from errbook.triage import retrieval
-from errbook.triage import corpus, pipeline
-from errbook.kb import yamlpos
 from errbook.errors import ErrbookError
+from errbook.kb import entries as entries_mod
+from errbook.kb import yamlpos
+from errbook.triage import corpus, pipeline, ranking, retrieval
 
 # The targets of issue 9 (on unseen test logs / all benign logs). Calibration holds dev benign logs to the
 # false-positive target; the test suite guards regression floors set from measured figures (tests/test_eval.py).
@@ -77,7 +74,8 @@ def _label(meta_p: Path) -> dict:
 
 def load_set(root: Path) -> tuple[list[dict], list[dict]]:
     base = paths.corpus_dir(root)
-    labelled, benign = [], []
+    labelled: list[dict] = []
+    benign: list[dict] = []
     for kind, out in (("real", labelled), ("unseen", labelled), ("benign", benign)):
         for log in sorted((base / kind).glob("*.log")):
             out.append({"name": f"{kind}/{log.name}", "path": log, "folder": kind, **_label(log.with_suffix(".yaml"))})
@@ -149,7 +147,7 @@ class Evaluator:
             self._indexes[key] = retrieval.build(self.docs, ben, frozenset([thread]) if thread else frozenset())
         return self._indexes[key]
 
-    def _prepared(self, c: dict, index: retrieval.Index) -> tuple:
+    def _prepared(self, c: dict, index: retrieval.Index) -> ranking.Prepared:
         """The thresholds-independent part of triage for one log (cached: calibration re-decides only)."""
         if "_prep" not in c:
             text = c["path"].read_text(encoding="utf-8", errors="replace")

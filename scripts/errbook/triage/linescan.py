@@ -11,9 +11,7 @@ import re
 from itertools import accumulate
 
 from errbook.triage import matcher as matcher_mod
-from errbook.triage import memtrim
-from errbook.triage import normalize
-from errbook.triage import textenc
+from errbook.triage import memtrim, normalize, textenc
 
 CHUNK = 8 << 20
 FIRST_CHUNK = 1 << 20    # the first read is small: it decides early whether the log is dense (see DENSE_CANDIDATES)
@@ -129,7 +127,8 @@ def _block_grouped(m, scan, lines: list[bytes], base: int, offset: int | None, s
     events.sort(key=lambda ev: ev[0])
     starts = [0, *accumulate(map(len, lines))] if offset is not None else None
     for i, subs, plan in events:
-        scan.apply(base + i + 1, subs, plan, source, None if starts is None else offset + starts[i] + i)
+        line_offset = None if starts is None or offset is None else offset + starts[i] + i
+        scan.apply(base + i + 1, subs, plan, source, line_offset)
     return found
 
 

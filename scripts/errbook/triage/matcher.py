@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import re2
 
-from errbook.triage import normalize
 from errbook.kb import regexsubset
+from errbook.triage import normalize
 
 MAX_EVIDENCE = 5      # evidence chains kept per signature and standing
 SUB_SPACE = 1 << 16   # position of a sub-line = physical line * SUB_SPACE + its index in the line
@@ -73,7 +75,7 @@ class Hit:
     ref: tuple | None = None  # (byte offset of the physical line, sub-line index)
 
 
-def _outranked(m: "Matcher", subs: list[str], singles: dict[int, int]) -> set[int]:
+def _outranked(m: Matcher, subs: list[str], singles: dict[int, int]) -> set[int]:
     """Single-line signatures whose match, on their sub-line, lies strictly inside the match of another entry's
     signature: the longer match names the problem more precisely."""
     by_sub: dict[int, list[int]] = {}
@@ -83,8 +85,8 @@ def _outranked(m: "Matcher", subs: list[str], singles: dict[int, int]) -> set[in
     for j, lst in by_sub.items():
         if len({m.sigs[i].entry_id for i in lst}) < 2:
             continue
-        b = subs[j].encode("utf-8")
-        spans = {i: m.span(m.single_pid[i], b) for i in lst}        # byte offsets: containment is the same
+        text = subs[j].encode("utf-8")
+        spans = {i: m.span(m.single_pid[i], text) for i in lst}     # byte offsets: containment is the same
         for a in lst:
             for b in lst:
                 (sa, ea), (sb, eb) = spans[a], spans[b]
@@ -99,12 +101,13 @@ class Scan:
     With `seq_sink`, steps of multi-line sequences are handed to the sink instead of the state machine: a
     parallel worker spills them so the parent can replay every sequence in file order (see parallel.py)."""
 
-    def __init__(self, m: "Matcher", seq_sink=None):
+    def __init__(self, m: Matcher, seq_sink=None):
         self.m = m
         self.seq_sink = seq_sink
         # sig index -> [count standing, count outranked, chains standing, chains outranked]
         self.single: dict[int, list] = {}
-        self.seq_partial = {i: [None] * len(s.steps) for i, s in enumerate(m.sigs) if len(s.steps) > 1}
+        self.seq_partial: dict[int, list[Any]] = {i: [None] * len(s.steps) for i, s in enumerate(m.sigs)
+                                                   if len(s.steps) > 1}
         self.seq_hits: dict[int, list] = {}        # sig index -> [count, chains]
         self.notes: dict[str, list[str]] = {}      # extra pattern name -> first matching sub-lines
 
@@ -267,12 +270,12 @@ class Matcher:
     collected as notes (environment facts, second-stage samples)."""
 
     def __init__(self, sigs: list[Signature], cosmetic: dict | None = None, vetoes: dict | None = None,
-                 extras: list[tuple[str, str, bool, int]] = ()):
+                 extras: Sequence[tuple[str, str, bool, int]] = ()):
         self.sigs = sigs
         self.cosmetic = cosmetic or {}
         self.vetoes = vetoes or {}              # masked counter-example line -> signatures it does not count for
         self.patterns: list[tuple[str, bool, list[str]]] = []
-        self.pattern_role: list[tuple[str, object, int]] = []
+        self.pattern_role: list[tuple[str, Any, int]] = []
         # Within a signature, steps are listed from the last: one line never advances two steps at once.
         for i, s in enumerate(sigs):
             for k in range(len(s.steps) - 1, -1, -1):
@@ -288,22 +291,24 @@ class Matcher:
         # per pattern id: the signature index when it is a one-line signature's only pattern, else -1
         self.single_of = [i if kind == "sig" and len(sigs[i].steps) == 1 else -1 for kind, i, _ in self.pattern_role]
         self.single_pid = {i: pid for pid, i in enumerate(self.single_of) if i >= 0}
-        self._prefilter = None
+        self._prefilter: Any = None
         self._note_prefilters: dict = {}
         # One engine for every prefilter of this matcher, chosen now (ERRBOOK_PREFILTER=re2 forces the fallback)
         self.engine = os.environ.get("ERRBOOK_PREFILTER") or "auto"
-        self._exact = None
-        self._fast = None
+        self._exact: Any = None             # an RE2 set of every pattern (built on first use)
+        self._fast: Any = None              # each pattern's RE2 object (built on first use)
         self.line_memo: dict = {}           # linescan's memo: raw line -> (candidate ids, sub-lines, plan)
         self.clean_memo: dict = {}          # and: cleaned sub-lines -> (candidate ids, plan)
         self._veto_memo: dict = {}          # cleaned sub-line -> the signatures its counter-examples veto
 
     @classmethod
     def from_entries(cls, entries, only: set[str] | None = None, skipped: list | None = None,
-                     extras=()) -> "Matcher":
+                     extras=()) -> Matcher:
         """Raises on an unusable signature, unless `skipped` is given: then it is noted there and left out
         (triage during an incident must not die because one entry is being edited)."""
-        sigs, cosmetic, vetoes = [], {}, {}
+        sigs: list[Signature] = []
+        cosmetic: dict = {}
+        vetoes: dict = {}
         for e in entries:
             if e.withdrawn or (only is not None and e.id not in only):
                 continue

@@ -8,9 +8,11 @@ Linux with glibc only; elsewhere every call is a no-op.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
+from typing import Any, cast
 
 SLACK = 32 << 20        # growth over the working set before free pages are handed back
 WARMUP = 4              # chunks before the working set is measured
@@ -18,9 +20,9 @@ WARMUP = 4              # chunks before the working set is measured
 
 class Guard:
     def __init__(self):
-        self._fd = None
-        self._trim = None
-        self._limit = None
+        self._fd: int | None = None
+        self._trim: Any = None                 # libc's malloc_trim
+        self._limit: int | None = None
         self._seen = 0
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
@@ -31,7 +33,7 @@ class Guard:
             self.close()
 
     def _rss(self) -> int:
-        return int(os.pread(self._fd, 64, 0).split()[1]) * self._page
+        return int(os.pread(cast(int, self._fd), 64, 0).split()[1]) * self._page
 
     def check(self) -> None:
         """Call once per chunk. The limit is set SLACK above the resident size after WARMUP chunks (the
@@ -53,8 +55,6 @@ class Guard:
 
     def close(self) -> None:
         if self._fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self._fd)
-            except OSError:
-                pass
         self._fd = None

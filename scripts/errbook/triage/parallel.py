@@ -15,11 +15,12 @@ import multiprocessing
 import os
 import signal
 import tempfile
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
+from typing import cast
 
+from errbook.errors import ErrbookError
 from errbook.triage import linescan
 from errbook.triage import matcher as matcher_mod
-from errbook.errors import ErrbookError
 
 PARALLEL_MIN_BYTES = 64 << 20
 SPILL_FRACTION = 4          # a worker's spill may hold at most 1/SPILL_FRACTION of its range's bytes
@@ -145,7 +146,7 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
     """Feed a big regular file into scan with `workers` processes. Raises WorkerDied or SpillFailed."""
     size = os.path.getsize(path)
     bounds = line_aligned_bounds(path, size, workers)
-    m.prefilter                                  # compiled once, inherited by the forked workers
+    _ = m.prefilter                              # compiled once, inherited by the forked workers
     ctx = multiprocessing.get_context("fork")
     procs, results = [], {}
     with tempfile.TemporaryDirectory(prefix="errbook-triage-") as tmp:
@@ -154,7 +155,7 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
             # still inside fork() would print a traceback from interpreter internals.
             signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
             try:
-                for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+                for k, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
                     rd, wr = ctx.Pipe(duplex=False)
                     p = ctx.Process(target=_worker, args=(m, path, a, b, os.path.join(tmp, f"{k}.spill"), source, wr),
                                     daemon=True)
@@ -165,8 +166,8 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
             waiting = {rd: (k, p) for k, p, rd in procs}
             while waiting:
-                for rd in wait(list(waiting)):
-                    k, p = waiting.pop(rd)
+                for ready in wait(list(waiting)):
+                    k, p = waiting.pop(cast(Connection, ready))
                     try:
                         results[k] = rd.recv()
                     except EOFError:          # the pipe closed without a result: the worker died
@@ -176,7 +177,7 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
             if errors:
                 raise SpillFailed(f"parallel scan gave up ({errors[0]}; temporary folder {tmp})")
             line_base = nbytes = 0
-            for k, (a, _) in enumerate(zip(bounds, bounds[1:])):
+            for k, (a, _) in enumerate(zip(bounds, bounds[1:], strict=False)):
                 r = results[k]
                 scan.merge_part(r["part"], line_base)
                 _replay(os.path.join(tmp, f"{k}.spill"), a, line_base, scan, source)

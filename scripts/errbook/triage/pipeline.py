@@ -7,12 +7,10 @@ so does a facts file of the machine the log came from (machine.checks).
 """
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
-import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from errbook.kb import entries as entries_mod
 from errbook.kb import usable
@@ -78,7 +76,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     m = build_matcher(active, skipped)
     errors = list(errors) + skipped
     scan = m.new_scan()
-    stats = {"lines": 0, "bytes": 0, "files": 0}
+    stats: dict[str, Any] = {"lines": 0, "bytes": 0, "files": 0}
     sources = files or ["-"]
     multi = len(sources) > 1
     for src in sources:

@@ -14,10 +14,10 @@ anchors dropped (a superset of what it matches).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
-import re
 import secrets
 import stat
 import tempfile
@@ -25,7 +25,6 @@ from pathlib import Path
 
 import re2
 
-from errbook.triage import normalize
 from errbook.common import regfile
 
 ID_SPACE = 1 << 16          # a hit is encoded as end offset * ID_SPACE + pattern id (plain ints sort fast)
@@ -119,10 +118,8 @@ def _key(d: Path) -> bytes | None:
                 os.replace(tmp, path)       # an unusable key file (wrong owner, mode, size or type)
             return key
         finally:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
     except OSError:
         return None
 
@@ -179,19 +176,18 @@ def _cached_db(hyperscan, exprs: list[bytes], ids: list[int], flags: list[int]):
     except (KeyError, RuntimeError):        # no home directory to find: compile every time
         d = None
     key = _key(d) if d is not None else None
-    path = d / f"hs2-{h.hex()[:24]}.db" if key is not None else None
-    if path is not None:
+    path = d / f"hs2-{h.hex()[:24]}.db" if d is not None and key is not None else None
+    if path is not None and key is not None:
         db = _load(hyperscan, path, key, h)
         if db is not None:
             return db
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=exprs, ids=ids, flags=flags)
-    if path is not None:
+    if path is not None and key is not None:
         blob = hyperscan.dumpb(db)
-        try:
+        # read-only, full, or a directory in the way: compile next time too
+        with contextlib.suppress(OSError):
             regfile.write_atomic(path, MAGIC + h + _sealed(key, h, blob) + blob)
-        except OSError:         # read-only, full, or a directory in the way: compile next time too
-            pass
     return db
 
 
@@ -233,11 +229,11 @@ class Prefilter:
     """patterns: (pattern, ignore_case, anchors) per id. lines(probe) -> {line index: ids or None}."""
 
     def __init__(self, patterns: list[tuple[str, bool, list[str]]], engine: str | None = None,
-                 exclude: set[int] = frozenset()):
+                 exclude: set[int] | frozenset[int] = frozenset()):
         forms = [(f, ic, i) for i, (p, ic, anchors) in enumerate(patterns) if i not in exclude
                  for f, ic in _search_forms(p, ic, anchors)]
         engine = engine or "auto"
-        self.engine = None
+        self.engine: _Hyperscan | _RE2 | None = None
         if engine in ("auto", "hyperscan") and forms:
             try:
                 self.engine = _Hyperscan(forms)
@@ -247,18 +243,20 @@ class Prefilter:
         if self.engine is None:
             self.engine = _RE2(forms)
         self.name = self.engine.name
+        self._engine: _Hyperscan | _RE2 = self.engine
 
     def lines(self, probe: bytes) -> dict[int, tuple]:
         """Line index within the chunk (0-based) -> (pattern ids that may match there, or None when the engine
         cannot tell; the line's start and end offsets in the probe)."""
         out: dict[int, tuple] = {}
-        hits = self.engine.hits(probe)
+        hits = self._engine.hits(probe)
         if not hits:
             return out
         hits.sort()
-        if self.engine.aligned:
+        if self._engine.aligned:
             return _aligned_lines(probe, hits)
-        idx, line_end, cur = -1, -1, None
+        idx, line_end = -1, -1
+        cur: set | None = None
         for h in hits:
             end, pid = divmod(h, ID_SPACE)
             last = end - 1 if end > 0 else 0          # the match's last character (end is one past it)
@@ -283,7 +281,8 @@ def _aligned_lines(probe: bytes, hits: list[int]) -> dict[int, tuple]:
     """Prefilter.lines for sorted hits that each end just past a newline (a dense chunk has a hit on nearly
     every line, so this loop is kept to a few operations per hit)."""
     out: dict[int, tuple] = {}
-    idx, prev, last, cur = -1, 0, -1, None
+    idx, prev, last = -1, 0, -1
+    cur: set = set()
     mask = ID_SPACE - 1
     for h in hits:
         end = h >> 16                              # ID_SPACE is 1 << 16

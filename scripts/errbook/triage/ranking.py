@@ -3,7 +3,8 @@ no signature matched — the second stage's likely entries. One function for the
 tests; engine.js's rank() follows it step by step."""
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from errbook.triage import corpus, environment, matcher, retrieval
 
@@ -28,7 +29,8 @@ class Knowledge:
 
 class Prepared(NamedTuple):
     results: list            # signature results, re-ranked (empty when none matched)
-    stage2: tuple | None     # (second-stage ranking adjusted by evidence, query weight, distinct terms) or None
+    # (second-stage ranking adjusted by evidence, query weight, distinct terms) or None
+    stage2: tuple[list[tuple[float, str]], float, dict[str, int]] | None
     facts: dict              # the environment facts used
     bonus: dict              # {entry id: (points, reasons)} from the machine's checks
 

@@ -2,7 +2,8 @@
 
 Documents are the entries' whole text (titles, causes, summaries, symptoms, root cause, trigger explanation,
 aliases, tags, Chinese text, the real log examples of their signatures, and the labelled evaluation logs
-of the corpus (corpus.py, errata/corpus/) as more examples) plus benign logs indexed as "not a problem". The query is the log's lines that report trouble (errors, failures, warnings, or a person's
+of the corpus (corpus.py, errata/corpus/) as more examples) plus benign logs indexed as "not a problem".
+The query is the log's lines that report trouble (errors, failures, warnings, or a person's
 complaint: "slow", "does not work", "instead of"); a log without a line that reports a failure or that a person
 wrote (reports_trouble) gets no second-stage answer.
 The answer abstains when a benign document ranks first, when the best score is low, or when the margin to the
@@ -107,9 +108,11 @@ def first_failure_line(lines) -> str | None:
     return line[:FIRST_LINE_CAP] if line else None
 
 
-_STOP = frozenset("""a an and are as at be been but by can could did do does for from had has have how i if in into
-is it its may me my no not of on or our so such than that the their then there these they this to was we were
-what when where which while who will with you your""".split())
+_STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does",
+                   "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "may", "me",
+                   "my", "no", "not", "of", "on", "or", "our", "so", "such", "than", "that", "the", "their", "then",
+                   "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which",
+                   "while", "who", "will", "with", "you", "your"])
 _UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DIRS = re.compile(r"(?:[A-Za-z]:)?(?:/[^ \t/:'\"()<>,;\[\]]+)+/", re.ASCII)
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b", re.ASCII)

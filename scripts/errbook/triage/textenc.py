@@ -31,6 +31,17 @@ def _nul_shares(head: bytes, width: int) -> list[tuple[int, int]] | None:
     return [(head[i:units * width:width].count(0), units) for i in range(width)]
 
 
+def _mostly(shares: list, pos) -> bool:
+    """At the byte positions `pos` of each code unit, NUL at least half the time."""
+    units = shares[0][1]
+    return all(shares[i][0] * 2 >= units for i in pos)
+
+
+def _rarely(shares: list, i: int) -> bool:
+    """At byte position i of each code unit, NUL at most a tenth of the time."""
+    return shares[i][0] * 10 <= shares[0][1]
+
+
 def sniff(head: bytes) -> tuple[str, int]:
     """(encoding, BOM length) of a stream starting with head (its first SNIFF_BYTES bytes, or all of a shorter
     stream). Without a BOM, UTF-32 is taken when the high three bytes of every 4-byte unit (LE; low three BE)
@@ -44,12 +55,9 @@ def sniff(head: bytes) -> tuple[str, int]:
         shares = _nul_shares(head, width)
         if shares is None:
             continue
-        units = shares[0][1]
-        mostly = lambda pos: all(shares[i][0] * 2 >= units for i in pos)      # noqa: E731
-        rarely = lambda i: shares[i][0] * 10 <= units                           # noqa: E731
-        if mostly(range(1, width)) and rarely(0):
+        if _mostly(shares, range(1, width)) and _rarely(shares, 0):
             return le, 0
-        if mostly(range(width - 1)) and rarely(width - 1):
+        if _mostly(shares, range(width - 1)) and _rarely(shares, width - 1):
             return be, 0
     return "utf-8", 0
 

@@ -28,7 +28,8 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
                     "plain_word": retrieval.PLAIN_WORD, "punct": retrieval.PROSE_PUNCT,
                     "min_words": retrieval.PROSE_MIN_WORDS, "share": retrieval.PROSE_SHARE},
     }
-    out["logfacts"] = {"gfx": environment._GFX.pattern, "rocm": environment._ROCM.pattern, "torch": environment._TORCH.pattern,
+    out["logfacts"] = {"gfx": environment._GFX.pattern, "rocm": environment._ROCM.pattern,
+                       "torch": environment._TORCH.pattern,
                        "env": environment._ENV.pattern, "plus": environment.PLUS, "minus": environment.MINUS,
                        "low": environment.LOW, "high": environment.HIGH}
     out["profiles"] = {e.id: environment.profile(e) for e in active if not e.withdrawn}

@@ -15,10 +15,33 @@ import html
 
 from errbook.machine import checks
 from errbook.web import addresses
-from errbook.web.escape import RawBlocks, attr, code_span, fence, front_matter, indent, inline, inline_html, link, pre, \
-    prose_html, url
-from errbook.web.phrases import CLASSES, applies_line, cause_line, cause_line_zh, circulates, error_texts, \
-    first_sentences, fix_code, identifier_like, public_aliases, version_words
+from errbook.web.escape import (
+    RawBlocks,
+    attr,
+    code_span,
+    fence,
+    front_matter,
+    indent,
+    inline,
+    inline_html,
+    link,
+    pre,
+    prose_html,
+    url,
+)
+from errbook.web.phrases import (
+    CLASSES,
+    applies_line,
+    cause_line,
+    cause_line_zh,
+    circulates,
+    error_texts,
+    first_sentences,
+    fix_code,
+    identifier_like,
+    public_aliases,
+    version_words,
+)
 from errbook.web.refs import Links, rel_entry_link
 from errbook.web.status import badge, status_badges, tier_status
 
@@ -34,7 +57,8 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, 
     md.append(fix_box(d, e, records_by_platform, raw))
     md += _names(d)
     md.append(_tabs(f"*{inline(d['title'])}*\n\n" + raw.put(prose_html(d["summary"])),
-                    f"*{inline(d['title_zh'])}*\n\n" + (f"**原因：** {inline(cause_line_zh(d))}\n\n" if d.get("cause_zh") else "")
+                    f"*{inline(d['title_zh'])}*\n\n"
+                    + (f"**原因：** {inline(cause_line_zh(d))}\n\n" if d.get("cause_zh") else "")
                     + raw.put(prose_html(d["summary_zh"]))))
     md += _symptoms(d, raw)
     md += _log_text(d, raw)
@@ -76,7 +100,8 @@ def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
     if code:       # plain (not highlighted) here: the Fix section below highlights it; Material adds the copy button
         body.append(raw.put(pre(code[1].rstrip("\n"), "eb-fix-code", code[0])))
     more = f"All {n} steps" if n > 1 else "Details"
-    body.append(f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} :material-arrow-down:](#{FIX_ANCHOR})'
+    body.append(f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} '
+                f':material-arrow-down:](#{FIX_ANCHOR})'
                 f"{{ .md-button .eb-fix-more }} {applies_line(d)}\n\n</div>")
     body.append(status_badges(e, records_by_platform, short=True))
     return f'!!! success eb-fix "{title}"\n\n' + indent("\n\n".join(body)) + "\n"
@@ -84,7 +109,8 @@ def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
 
 def _names(d: dict) -> list[str]:
     """What the entry is called: the names and message fragments people search for, in the page's top section."""
-    names = [a for a in public_aliases(d) if identifier_like(a)]      # slugs (tensile-library-dat) are ours, not a message
+    # slugs (tensile-library-dat) are ours, not a message
+    names = [a for a in public_aliases(d) if identifier_like(a)]
     texts = error_texts(d)
     meta = [f"**{d['id']}**", f"[{CLASSES[d['class']][0]}](../{addresses.class_src(d['class'])})"]
     if d.get("cosmetic"):
@@ -108,7 +134,8 @@ def _list(items, raw: RawBlocks) -> str:
 
 
 def _symptoms(d: dict, raw: RawBlocks) -> list[str]:
-    return ["## Symptoms\n", _tabs(_list(d["symptoms"], raw), _list(d["symptoms_zh"], raw) if d.get("symptoms_zh") else None)]
+    return ["## Symptoms\n",
+            _tabs(_list(d["symptoms"], raw), _list(d["symptoms_zh"], raw) if d.get("symptoms_zh") else None)]
 
 
 def _log_text(d: dict, raw: RawBlocks) -> list[str]:

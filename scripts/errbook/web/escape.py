@@ -7,7 +7,6 @@ import json
 import re
 import secrets
 
-
 # Only what Markdown and the enabled extensions read as markup is escaped (every entity costs the Markdown
 # inline processor a pattern match, and pages hold thousands): HTML, links, attribute lists, tables, backslash
 # escapes, emphasis (an underscore unless it joins two letters or digits: HIP_VISIBLE_DEVICES is no emphasis), emoji

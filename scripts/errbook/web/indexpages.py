@@ -11,7 +11,6 @@ from errbook.web.escape import fence, front_matter, indent, inline, prose
 from errbook.web.phrases import CLASSES, circulates, entry_arch_tokens, entry_rocm_tokens
 from errbook.web.status import TIER_ORDER, badge, outcome_class, verification_state
 
-
 FILTER_COLUMNS = ("Class", "Tags", "GPU", "ROCm", "Verified")
 
 
@@ -20,7 +19,8 @@ def _entry_table(entries: list, latest: dict, prefix: str) -> list[str]:
           "| Entry | Title | Class | Tags | GPU | ROCm | Verified |", "|---|---|---|---|---|---|---|"]
     for e in sorted(entries, key=lambda x: x.id):
         d = e.data
-        md.append(f"| [{e.id}]({prefix}{addresses.entry_src(e.id)}) | {inline(d['title'])}<br>*{inline(d['title_zh'])}* | "
+        md.append(f"| [{e.id}]({prefix}{addresses.entry_src(e.id)}) | "
+                  f"{inline(d['title'])}<br>*{inline(d['title_zh'])}* | "
                   f"{e.klass} | {' · '.join(inline(t) for t in d['tags'])} | "
                   f"{' · '.join(inline(a) for a in entry_arch_tokens(d))} | "
                   f"{' · '.join(inline(v) for v in entry_rocm_tokens(d))} | "
@@ -59,9 +59,9 @@ def corrections_page(entries: list) -> str:
         for c in e.get("corrects") or []:
             n += 1
             md.append(f"## {n}. {inline(e['title'])}\n")
-            md.append(f'!!! failure "The advice"\n' + indent(prose(c["belief"])) + "\n")
+            md.append('!!! failure "The advice"\n' + indent(prose(c["belief"])) + "\n")
             md.append(f"*Where it circulates:* {circulates(c)}\n")
-            md.append(f'!!! success "What is true"\n' + indent(prose(c["truth"])) + "\n")
+            md.append('!!! success "What is true"\n' + indent(prose(c["truth"])) + "\n")
             md.append(f"**Evidence.** {prose(c['evidence'])} — [{e.id}]({addresses.entry_src(e.id)}), "
                       f"runbook `{e['verification']['runbook']}`.\n")
     if n == 0:
@@ -102,7 +102,8 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
         md.append('!!! danger "Ledger problems"\n' + "".join(f"    - {inline(p)}\n" for p in problems))
     if placeholder:
         md.append('!!! warning "No AMD GPU in the fleet yet"\n    No run on a ROCm GPU is recorded: the column '
-                  f"*ROCm (AMD GPU)* stays empty until one is ([how to add a machine](../{addresses.DOCS['amd_hosts']})).\n")
+                  "*ROCm (AMD GPU)* stays empty until one is ([how to add a "
+                  f"machine](../{addresses.DOCS['amd_hosts']})).\n")
     heads = [inline(fingerprint.fleet_label(k)) for k in keys] + (["ROCm (AMD GPU)"] if placeholder else [])
     md.append("| Entry | " + " | ".join(heads) + " |")
     md.append("|---|" + "---|" * len(heads))
@@ -121,10 +122,12 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
                 label = f"{rec.get('outcome', '')} · earlier version"
             else:
                 label = outcome or "unknown"
-            tiers = rec.get("tiers") if isinstance(rec.get("tiers"), dict) else {}
-            tier_txt = " ".join(f'<span class="eb-tier eb-{outcome_class(v.get("outcome") if isinstance(v, dict) else "")}">'
-                                f"{inline(t)}</span>" for t, v in sorted(tiers.items(), key=lambda kv: TIER_ORDER.index(kv[0])
-                                                                    if kv[0] in TIER_ORDER else 9))
+            raw_tiers = rec.get("tiers")
+            tiers = raw_tiers if isinstance(raw_tiers, dict) else {}
+            in_order = sorted(tiers.items(), key=lambda kv: TIER_ORDER.index(kv[0]) if kv[0] in TIER_ORDER else 9)
+            tier_txt = " ".join('<span class="eb-tier '
+                                f'eb-{outcome_class(v.get("outcome") if isinstance(v, dict) else "")}">'
+                                f"{inline(t)}</span>" for t, v in in_order)
             cells.append(f"{badge(outcome, label, target)}<br>{inline(str(rec.get('date', ''))[:10])}"
                          f"<br><small>{tier_txt}</small>")
         if placeholder:

@@ -7,7 +7,6 @@ import re
 from errbook.kb import regexsubset
 from errbook.web.escape import inline
 
-
 CLASSES = {
     "compile": ("Compile time", "编译期", "Builds, headers, linkers, toolchains, extension wheels."),
     "runtime": ("Runtime", "运行时", "Devices, drivers, containers, memory, streams, collectives."),
@@ -153,7 +152,7 @@ def version_words(rng: str) -> str:
     parts = [p.strip() for p in rng.split(",") if p.strip()]
     ops = [re.match(r"(>=|<=|==|!=|~=|>|<|=)\s*(.+)", p) for p in parts]
     if all(ops):
-        pairs = [(m.group(1), m.group(2)) for m in ops]
+        pairs = [(m.group(1), m.group(2)) for m in ops if m]
         d = dict(pairs)
         if len(pairs) == 2 and ">=" in d and "<=" in d:
             return f"{d['>=']}–{d['<=']}"

@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 from pathlib import Path, PurePath
+from typing import cast
 from urllib.parse import urlsplit
 
 from mkdocs.config import config_options as c
@@ -58,8 +59,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                 # mkdocs.yml) does not turn it into a failed build; `errbook validate` reports it as a finding.
                 print(f"WARNING -  errbook: skipping entry file {e} (errbook validate reports it)", file=sys.stderr)
         problems = [str(e) for e in errors if e.kind != "unreadable"]
-        for e in loaded:
-            problems += [str(f) for f in usable.schema_findings(e)]
+        for entry in loaded:
+            problems += [str(f) for f in usable.schema_findings(entry)]
         problems += [str(f) for f in usable.duplicate_id_findings(loaded)]
         if problems:
             raise PluginError("invalid entries (run `errbook validate`):\n  " + "\n  ".join(problems[:50]))
@@ -93,7 +94,7 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                                      for p in jupyter.config["include"]]
 
     def _rel(self, f: File) -> str:
-        return os.path.relpath(f.abs_src_path, self.root)
+        return os.path.relpath(cast(str, f.abs_src_path), self.root)
 
     def _vet_docs(self, files, config) -> None:
         """Leave out of the site, with a finding, every file of docs/ that is not a regular file inside docs/
@@ -188,7 +189,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                       indexpages.class_page(k, [e for e in self.entries if e.klass == k], self.latest))
         self._add(files, config, addresses.PAGES["overview"], indexpages.overview_page(self.entries, self.latest))
         self._add(files, config, addresses.GENERATED["corrections"], indexpages.corrections_page(self.entries))
-        self._add(files, config, addresses.GENERATED["machine_checks"], indexpages.machine_checks_page(self.entries, facts.VOCAB))
+        self._add(files, config, addresses.GENERATED["machine_checks"],
+                  indexpages.machine_checks_page(self.entries, facts.VOCAB))
         self._add(files, config, addresses.PAGES["matrix"],
                   indexpages.matrix_page(self.entries, self.records, self.ledger_problems, notebooks))
         schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -204,7 +206,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                   "(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = "
                   + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
         for name in ASSETS:
-            self._add(files, config, f"{addresses.ASSETS_DIR}/{name}", (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
+            self._add(files, config, f"{addresses.ASSETS_DIR}/{name}",
+                      (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
         # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
         self._add(files, config, addresses.SEARCH_WORKER,
                   (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))

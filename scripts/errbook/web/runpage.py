@@ -12,7 +12,6 @@ from errbook.web.escape import RawBlocks, code_span, fence, front_matter, inline
 from errbook.web.refs import rel_entry_link
 from errbook.web.status import TIER_ORDER, badge
 
-
 RUN_OUTPUT_LINES = 150          # per output
 RUN_OUTPUT_CHARS = 12_000       # per output
 RUN_PAGE_CHARS = 200_000        # all outputs of one page
@@ -23,7 +22,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 def _safe_markdown_cell(src: str, skip_h1: bool) -> str:
     """A notebook's Markdown cell, rebuilt from inert pieces: headings, list items, paragraphs, code blocks;
     code spans, **bold** and https links survive, raw HTML and everything else is shown as text."""
-    out, para = [], []
+    out: list[str] = []
+    para: list[str] = []
 
     def flush():
         if para:
@@ -142,7 +142,8 @@ def run_page(name: str, nb: dict | None, rec: dict | None, entry, problem: str, 
 def _run_header(name: str, rec: dict | None, entry) -> list[str]:
     """Title, the entry it belongs to, and the outcome per tier (or that no ledger record names the notebook)."""
     eid = str((rec or {}).get("entry") or (entry.id if entry else name.split("--")[0]))
-    fp = (rec or {}).get("fingerprint") if isinstance((rec or {}).get("fingerprint"), dict) else {}
+    raw_fp = (rec or {}).get("fingerprint")
+    fp = raw_fp if isinstance(raw_fp, dict) else {}
     where = str((rec or {}).get("platform_label") or (fingerprint.label(fp) if rec else name.split("--", 1)[-1]))
     date = str((rec or {}).get("date", ""))[:10]
     title = f"{eid} on {where}" + (f", {date}" if date else "")
@@ -152,7 +153,8 @@ def _run_header(name: str, rec: dict | None, entry) -> list[str]:
     if not rec:
         md.append("!!! warning \"No ledger record\"\n    No record in `runbooks/ledger.jsonl` names this notebook.\n")
         return md
-    tiers = rec.get("tiers") if isinstance(rec.get("tiers"), dict) else {}
+    raw_tiers = rec.get("tiers")
+    tiers = raw_tiers if isinstance(raw_tiers, dict) else {}
     badges = []
     for t, v in sorted(tiers.items(), key=lambda kv: TIER_ORDER.index(kv[0]) if kv[0] in TIER_ORDER else 9):
         v = v if isinstance(v, dict) else {}
@@ -161,11 +163,14 @@ def _run_header(name: str, rec: dict | None, entry) -> list[str]:
         badges.append(badge(oc, f"{t}: {oc}{checks}"))
     md.append(" ".join(badges) + "\n")
     secs = f" · {float(rec['seconds']):.1f} s" if isinstance(rec.get("seconds"), (int, float)) else ""
-    md.append(f"Outcome **{inline(rec.get('outcome', ''))}** · commit {code_span(str(rec.get('commit', ''))[:12]) or '—'}"
+    md.append(f"Outcome **{inline(rec.get('outcome', ''))}** · commit "
+              f"{code_span(str(rec.get('commit', ''))[:12]) or '—'}"
               f" · {inline(where)}" + secs + "\n")
-    skipped = [(t, v.get("reason", "")) for t, v in tiers.items() if isinstance(v, dict) and v.get("outcome") == "skipped"]
+    skipped = [(t, v.get("reason", "")) for t, v in tiers.items()
+               if isinstance(v, dict) and v.get("outcome") == "skipped"]
     if skipped:
-        md.append('??? info "Skipped here, and why"\n' + "".join(f"    - **{inline(t)}**: {inline(r)}\n" for t, r in skipped))
+        md.append('??? info "Skipped here, and why"\n'
+                  + "".join(f"    - **{inline(t)}**: {inline(r)}\n" for t, r in skipped))
     return md
 
 

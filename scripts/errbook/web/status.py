@@ -8,7 +8,6 @@ import re
 from errbook.machine import fingerprint
 from errbook.web.escape import inline, url
 
-
 TIER_ORDER = ("static", "toolchain", "gpu", "rocm")
 # Outcomes a badge knows; its glyph (✓ ✗ …) comes from errbook.css, so thousands of badges add no inline SVG
 # to the pages and no work to Markdown.
@@ -48,7 +47,7 @@ def tier_status(e, records_by_platform: dict, notebooks: frozenset = frozenset()
     out = []
     for t in [x for x in TIER_ORDER if x in e["verification"]["tiers"]]:
         rows = []
-        for key, rec in sorted(records_by_platform.items()):
+        for _key, rec in sorted(records_by_platform.items()):
             tr = (rec.get("tiers") or {}).get(t)
             if not isinstance(tr, dict):
                 continue
@@ -78,9 +77,11 @@ def tier_summary(e, records_by_platform: dict, short: bool = False) -> list[tupl
         if passed:
             out.append((t, "passed", f"{t}: passed ({', '.join(passed)})"))
         elif bad:
-            out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}" + ("" if short else f" on {bad[0]['where']}")))
+            where = "" if short else f" on {bad[0]['where']}"
+            out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}{where}"))
         elif earlier:
-            out.append((t, "none", f"{t}: earlier version" if short else f"{t}: verified an earlier version ({earlier[-1]})"))
+            out.append((t, "none", f"{t}: earlier version" if short else f"{t}: verified an earlier version "
+                                                                         f"({earlier[-1]})"))
         elif cur:
             out.append((t, "skipped", f"{t}: not verified" + ("" if short else " (skipped)")))
         elif rows:

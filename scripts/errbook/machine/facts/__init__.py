@@ -11,8 +11,23 @@ This package's names below are the public interface; callers import `errbook.mac
 """
 from errbook.machine.facts.collect import DEFAULT_TIMEOUT, collect
 from errbook.machine.facts.derive import DERIVED, derive
-from errbook.machine.facts.fileformat import FORMAT, FORMAT_VERSION, MAX_DIGITS, MAX_FILE_BYTES, MAX_INT, MAX_LIST, \
-    MAX_SECONDS, MAX_STR, FactsError, check_value, fit, load, parse, reader_spec, values_of
+from errbook.machine.facts.fileformat import (
+    FORMAT,
+    FORMAT_VERSION,
+    MAX_DIGITS,
+    MAX_FILE_BYTES,
+    MAX_INT,
+    MAX_LIST,
+    MAX_SECONDS,
+    MAX_STR,
+    FactsError,
+    check_value,
+    fit,
+    load,
+    parse,
+    reader_spec,
+    values_of,
+)
 from errbook.machine.facts.gfx import gfx_from_target_version, gfx_name, override_target
 from errbook.machine.facts.vocab import ENV_VARS, PACKAGES, VOCAB, FactDef
 

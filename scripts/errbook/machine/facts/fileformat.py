@@ -16,7 +16,6 @@ from errbook.kb import versions
 from errbook.machine.facts.derive import derive
 from errbook.machine.facts.vocab import VOCAB
 
-
 FORMAT, FORMAT_VERSION = "errbook-facts", 1
 # The limits of a facts file. parse() refuses a file beyond them, collect() never writes one (it cuts a list or a
 # string to fit and says so in the fact's source), and the paste page's engine applies the same ones: bundle.py
@@ -82,7 +81,8 @@ def check_value(name: str, typ: str, v) -> str | None:
     if typ == "bool":
         return None if isinstance(v, bool) else "must be true, false or null"
     if typ == "int":
-        return None if isinstance(v, int) and not isinstance(v, bool) and abs(v) < MAX_INT else "must be an integer or null"
+        ok = isinstance(v, int) and not isinstance(v, bool) and abs(v) < MAX_INT
+        return None if ok else "must be an integer or null"
     if typ in ("str", "version"):
         if not isinstance(v, str):
             return "must be a string or null"
@@ -143,7 +143,8 @@ def _document(text: str, where: str) -> dict:
         raise FactsError(f"{where}: not an errbook facts file (expected an object with \"format\": \"{FORMAT}\"; "
                          "make one with `errbook doctor --collect > facts.json`)")
     if isinstance(doc.get("version"), bool) or doc.get("version") != FORMAT_VERSION:   # true == 1 in Python
-        raise FactsError(f"{where}: facts format version {doc.get('version')!r} is not supported (this errbook reads {FORMAT_VERSION})")
+        raise FactsError(f"{where}: facts format version {doc.get('version')!r} is not supported (this errbook reads "
+                         f"{FORMAT_VERSION})")
     if not isinstance(doc.get("facts"), dict):
         raise FactsError(f"{where}: \"facts\" must be an object of fact name -> {{\"value\", \"source\"}}")
     return doc

@@ -7,22 +7,30 @@ declares: the collector refuses any other, so the vocabulary, the declarations a
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
 import os
 import platform as _pf
 import re
 import shutil
-import subprocess
+from collections.abc import Mapping
 
 from errbook.kb import versions
 from errbook.machine import pyprobe
 from errbook.machine.facts import readers
-from errbook.machine.facts.gfx import gfx_from_target_version
 from errbook.machine.facts.fileformat import MAX_LIST, MAX_STR
-from errbook.machine.facts.probe import Options, ProbeSkipped, Sink, declare
+from errbook.machine.facts.gfx import gfx_from_target_version
+from errbook.machine.facts.probe import ProbeSkipped, Sink, declare
 from errbook.machine.facts.pythonprobe import TORCH_FACTS, TRITON_FACTS, _p_python
-from errbook.machine.facts.readers import hip_clang_path, nvcc_path, nvidia_smi, rocm_version_of
+from errbook.machine.facts.readers import (
+    hip_clang_path,
+    hipcc_info,
+    nvcc_path,
+    nvidia_smi,
+    rocm_version_of,
+    rocminfo_agents,
+)
 from errbook.machine.facts.vocab import ENV_VARS, VOCAB
 
 
@@ -57,7 +65,8 @@ def _p_os(F: Sink) -> None:
 
 
 def _p_container(F: Sink) -> None:
-    kind, why = None, []
+    kind: str | None = None
+    why: list[str] = []
     if os.path.exists("/.dockerenv"):
         kind, why = "docker", why + ["/.dockerenv"]
     if os.path.exists("/run/.containerenv"):
@@ -66,9 +75,10 @@ def _p_container(F: Sink) -> None:
         kind, why = "apptainer", why + ["$APPTAINER_CONTAINER/$SINGULARITY_CONTAINER"]
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
         kind, why = "kubernetes", why + ["$KUBERNETES_SERVICE_HOST"]
-    marker = os.environ.get("container")
+    marker = os.environ.get("container")          # noqa: SIM112 (systemd and podman set it in lower case)
     if marker and not kind:
-        kind, why = ("lxc" if "lxc" in marker else marker if re.fullmatch(r"[a-z0-9-]{1,20}", marker) else "container"), why + ["$container"]
+        kind = "lxc" if "lxc" in marker else marker if re.fullmatch(r"[a-z0-9-]{1,20}", marker) else "container"
+        why = why + ["$container"]
     try:
         cg = readers.read_text("/proc/1/cgroup", 65536)
         for pat, k in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("/lxc", "lxc"),
@@ -79,9 +89,9 @@ def _p_container(F: Sink) -> None:
                 break
     except OSError:
         pass
-    F.put("container.detected", kind is not None, "files " + (", ".join(why) if why else
-                                                             "/.dockerenv, /run/.containerenv, /proc/1/cgroup (none found)"))
-    F.put("container.kind", kind, F.facts["container.detected"]["source"])
+    src = "files " + (", ".join(why) if why else "/.dockerenv, /run/.containerenv, /proc/1/cgroup (none found)")
+    F.put("container.detected", kind is not None, src)
+    F.put("container.kind", kind, src)
 
 
 def _kernel_config_passthrough() -> tuple[bool, str] | None:
@@ -100,18 +110,18 @@ def _kernel_config_passthrough() -> tuple[bool, str] | None:
 
 
 def _p_kernel(F: Sink) -> None:
-    try:
+    with contextlib.suppress(OSError):
         F.put("kernel.cmdline", readers.read_text("/proc/cmdline", 8192).strip(), "file /proc/cmdline")
-    except OSError:
-        pass
     try:
         F.put("kernel.numa_balancing", int(readers.read_text("/proc/sys/kernel/numa_balancing", 64).strip()),
               "file /proc/sys/kernel/numa_balancing")
     except (OSError, ValueError):
         if not os.path.exists("/proc/sys/kernel/numa_balancing") and os.path.isdir("/proc/sys/kernel"):
-            F.put("kernel.numa_balancing", None, "file /proc/sys/kernel/numa_balancing (absent: kernel without NUMA balancing)")
+            F.put("kernel.numa_balancing", None,
+                  "file /proc/sys/kernel/numa_balancing (absent: kernel without NUMA balancing)")
     if os.path.isdir("/sys/devices/system/node"):
-        F.put("numa.nodes", len(glob.glob("/sys/devices/system/node/node[0-9]*")), "files /sys/devices/system/node/node*")
+        F.put("numa.nodes", len(glob.glob("/sys/devices/system/node/node[0-9]*")),
+              "files /sys/devices/system/node/node*")
     if os.path.isdir("/sys/module"):
         F.put("kernel.amdgpu_loaded", os.path.isdir("/sys/module/amdgpu"), "file /sys/module/amdgpu")
         F.put("kernel.nvidia_loaded", os.path.isdir("/sys/module/nvidia"), "file /sys/module/nvidia")
@@ -220,10 +230,8 @@ def _p_pci(F: Sink) -> None:
             amd += 1
             if not os.path.lexists(os.path.join(dev, "driver")):
                 unbound += 1
-            try:
+            with contextlib.suppress(OSError):
                 types.append(readers.read_text(os.path.join(dev, "iommu_group", "type"), 64).strip())
-            except OSError:
-                pass
         elif vendor == "0x10de":
             nv += 1
     src = f"files {base}/*/vendor,class"
@@ -307,7 +315,8 @@ def _p_tools(F: Sink) -> None:
         F.put(fact, shutil.which(exe), f"PATH lookup of {exe}")
     F.put("tools.nvcc", nvcc_path(), "PATH lookup of nvcc, file $CUDA_PATH/bin/nvcc")
     F.put("tools.hip_clang", hip_clang_path(),
-          "files $HIP_CLANG_PATH/clang++, <ROCM_PATH>/llvm/bin/clang++, <ROCM_PATH>/bin/clang++, PATH lookup of clang++")
+          "files $HIP_CLANG_PATH/clang++, <ROCM_PATH>/llvm/bin/clang++, <ROCM_PATH>/bin/clang++, "
+          "PATH lookup of clang++")
 
 
 def _p_hipcc_version(F: Sink, timeout: float) -> None:
@@ -329,7 +338,8 @@ def _p_libs(F: Sink, timeout: float) -> None:
             found += hits
         verbs += sorted(glob.glob(os.path.join(d, "libibverbs.so*")))
     F.put("libs.amdhip64_ld_library_path", in_ldp, "files $LD_LIBRARY_PATH/libamdhip64.so*")
-    exe = shutil.which("ldconfig") or next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p)), None)
+    fallback = (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.path.exists(p))
+    exe = shutil.which("ldconfig") or next(fallback, None)
     src = "files $LD_LIBRARY_PATH/{lib}.so*"
     if exe:
         _, out = readers.run_cmd([exe, "-p"], timeout)
@@ -357,7 +367,7 @@ def _gcc_installs(machine: str, root: str = "/") -> tuple[list[str], str | None]
     base = os.path.join(root, "usr", "lib", "gcc", f"{machine}-linux-gnu")
     vers = [n for n in (os.listdir(base) if os.path.isdir(base) else [])
             if versions.parse(n) is not None and os.path.isfile(os.path.join(base, n, "crtbegin.o"))]
-    vers.sort(key=lambda n: versions.parse(n))
+    vers.sort(key=lambda n: versions.parse(n) or ())
     if not vers:
         return [], None
     newest = vers[-1]
@@ -375,12 +385,12 @@ def _p_gcc(F: Sink) -> None:
     F.put("gcc.newest_without_cxx_headers", missing, src + ", /usr/include/c++/<newest>")
 
 
-def miopen_user_dirs_unwritable(env: dict | None = None) -> list[str]:
+def miopen_user_dirs_unwritable(env: Mapping[str, str] | None = None) -> list[str]:
     """MIOpen's user database and kernel cache directories that this process can neither write nor create."""
-    env = os.environ if env is None else env
+    environ = os.environ if env is None else env
     bad = []
     for var, default in (("MIOPEN_USER_DB_PATH", "~/.config/miopen"), ("MIOPEN_CUSTOM_CACHE_DIR", "~/.cache/miopen")):
-        path = os.path.expanduser(env.get(var) or default)
+        path = os.path.expanduser(environ.get(var) or default)
         if not os.path.isabs(path):
             continue            # no home directory to resolve ~ against: MIOpen's own choice is unknown here
         d = path
@@ -409,7 +419,8 @@ def _p_rocminfo(F: Sink, timeout: float) -> None:
         raise RuntimeError(f"rocminfo exited with {rc}: " + " ".join(out.strip().splitlines()[-1:])[:200])
     F.put("gpu.rocminfo_gfx", sorted(set(gfx)), "command rocminfo")
     if names and not F.has("gpu.names"):
-        F.put("gpu.names", sorted(set(n for n in names if n and "CPU" not in n and "Processor" not in n)), "command rocminfo")
+        F.put("gpu.names", sorted(set(n for n in names if n and "CPU" not in n and "Processor" not in n)),
+              "command rocminfo")
 
 
 def _p_amdsmi(F: Sink, timeout: float) -> None:

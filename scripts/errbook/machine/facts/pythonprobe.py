@@ -41,7 +41,8 @@ def _p_python(F: Sink, python: str, timeout: float, do_import: bool) -> None:
     stages, timed_out, cmd = _run_pyprobe(python, timeout, do_import)
     st = stages.get("static")
     if not st:
-        raise RuntimeError(f"the Python probe printed nothing usable ({python})" + (" before the timeout" if timed_out else ""))
+        raise RuntimeError(f"the Python probe printed nothing usable ({python})"
+                           + (" before the timeout" if timed_out else ""))
     src = f"python probe in {st['python']['executable']} (metadata, torch/version.py, no import)"
     F.put("python.version", st["python"]["version"], src)
     F.put("python.executable", st["python"]["executable"], src)

@@ -8,7 +8,6 @@ import shutil
 import subprocess
 
 from errbook.common import regfile
-from errbook.machine.facts.gfx import gfx_name
 
 
 def read_text(path: str, limit: int = 1 << 20) -> str:
