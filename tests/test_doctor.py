@@ -161,6 +161,38 @@ def test_derived_facts():
     assert v["libs.amdhip64_prefixes"] == ["/opt/rocm-6.2.0", "/opt/rocm-5.7.1"] and v["machine.kind"] == "amd"
 
 
+def test_evaluating_saved_facts_never_reads_this_machine(monkeypatch):
+    """Derived facts of another machine's file come from the file alone: no path of it is looked up here (issue
+    29). Only collect() resolves this machine's library paths."""
+    import os.path as osp
+
+    def no(*a, **k):
+        raise AssertionError("derive() looked at this machine's filesystem")
+    libs = ["/opt/rocm-6.2.0/lib/libamdhip64.so.6", "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"]
+    doc = {"format": facts.FORMAT, "version": facts.FORMAT_VERSION,
+           "facts": {"libs.amdhip64": {"value": libs, "source": "fixture"}}}
+    for name in ("exists", "realpath", "isdir", "isfile", "lexists"):
+        monkeypatch.setattr(osp, name, no)
+    got = facts.values_of(facts.parse(json.dumps(doc)))
+    assert got["libs.amdhip64_prefixes"] == ["/opt/rocm-6.2.0", "/usr"]
+
+
+def test_every_fact_is_declared_by_a_probe_or_derived():
+    """Probes declare the facts they produce; together with the derived ones they are the vocabulary."""
+    from errbook.machine.facts.probes import AMD_SMI, PROBES, SLOW_PROBES
+    declared = set().union(*(p.produces for p in (*PROBES, *SLOW_PROBES, AMD_SMI)))
+    assert declared <= set(facts.VOCAB), declared - set(facts.VOCAB)
+    assert set(facts.VOCAB) == declared | set(facts.DERIVED), set(facts.VOCAB) - declared - set(facts.DERIVED)
+    assert len({p.name for p in (*PROBES, *SLOW_PROBES, AMD_SMI)}) == len(PROBES) + len(SLOW_PROBES) + 1
+
+
+def test_a_probe_may_put_only_what_it_declares():
+    from errbook.machine.facts.probe import Options, declare
+    c = Collector()
+    c.probe(declare("liar", lambda f, o: f.put("os.kernel", "6.1", "made up"), "os.machine"), Options(1.0, "", False))
+    assert c.facts == {} and c.probes[0]["ok"] is False and "does not declare os.kernel" in c.probes[0]["error"]
+
+
 @pytest.mark.parametrize("tv,name", [(90010, "gfx90a"), (90402, "gfx942"), (90500, "gfx950"), (100300, "gfx1030"),
                                      (110000, "gfx1100"), (110501, "gfx1151"), (120001, "gfx1201"), (0, None)])
 def test_kfd_gfx_target_version(tv, name):

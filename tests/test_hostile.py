@@ -300,11 +300,14 @@ def test_hostile_ledger_never_reaches_the_site_as_html(tmp_path):
     assert "alert(1)" not in matrix and "alert(3)" not in entry + matrix
 
 
-def test_sitegen_escapes_ledger_values_even_unvalidated():
-    """Defence in depth: sitegen escapes what reaches it even if a record skipped validation."""
+def test_the_pages_escape_ledger_values_even_unvalidated():
+    """Defence in depth: the page generators escape what reaches them even if a record skipped validation. The
+    entry page is rendered as the site renders it: Markdown, then its pre-rendered blocks filled in."""
     from errbook.kb import entries
-    from errbook.web import entrypage, indexpages
+    from errbook.web import entrypage, indexpages, refs
+    from errbook.web.escape import RawBlocks
     e = entries.load_file(BASE_ENTRY, REPO)
+    assert isinstance(e, entries.Entry)
     x = "<img src=x onerror=alert(1)>"
     rec = {"entry": "RMN-0001", "outcome": x, "tiers": {x: {"outcome": x, "reason": x}, "static": {"outcome": x}},
            "fingerprint": {"platform": "cuda", "gpu": x}, "platform_label": x, "date": x, "commit": x + "`",
@@ -312,11 +315,14 @@ def test_sitegen_escapes_ledger_values_even_unvalidated():
     import markdown
     exts = ["tables", "attr_list", "md_in_html", "admonition", "pymdownx.details", "pymdownx.superfences",
             "pymdownx.tabbed"]
-    pages = [entrypage.entry_page(e, {"RMN-0001": e}, {"cuda:x": rec}, frozenset({rec["notebook"]})),
-             indexpages.matrix_page([e], {"RMN-0001": {"cuda:x": rec}}, [x]),
-             indexpages.overview_page([e], {"RMN-0001": {"cuda:x": rec}})]
-    for md in pages:
+    raw = RawBlocks()
+    pages = [(entrypage.entry_page(e, {"RMN-0001": e}, {"cuda:x": rec}, frozenset({rec["notebook"]}), refs.Links(),
+                                   raw), raw),
+             (indexpages.matrix_page([e], {"RMN-0001": {"cuda:x": rec}}, [x]), None),
+             (indexpages.overview_page([e], {"RMN-0001": {"cuda:x": rec}}), None)]
+    for md, blocks in pages:
         html = markdown.markdown(md.split("---\n", 2)[2], extensions=exts)
+        html = blocks.fill(html) if blocks else html
         assert live_html(html) == [] and "<img" not in html, html[:3000]
 
 

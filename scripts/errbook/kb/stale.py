@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from errbook.kb import entries as entries_mod
 from errbook.kb import versions, yamlpos
 
 REVIEW_DAYS = 180
@@ -64,24 +63,3 @@ def due(entries, releases: dict, today: dt.date) -> list[dict]:
         if reasons:
             out.append({"id": e.id, "file": e.rel, "reviewed": rev, "reasons": reasons})
     return out
-
-
-def main(args, root: Path) -> int:
-    import json
-    loaded, errors = entries_mod.load_all(root)
-    today = dt.date.fromisoformat(args.today) if args.today else dt.date.today()
-    try:
-        releases = load_releases(root)
-    except (ValueError, OSError) as e:
-        print(f"errbook stale: {e}", file=__import__("sys").stderr)
-        return 2
-    rows = due(loaded, releases, today)
-    if args.json:
-        print(json.dumps({"due": rows, "today": str(today)}, indent=1))
-    else:
-        for r in rows:
-            print(f"{r['id']}  {r['file']}")
-            for why in r["reasons"]:
-                print(f"    {why}")
-        print(f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'} due for review", file=__import__("sys").stderr)
-    return 1 if rows else 0

@@ -118,12 +118,6 @@ def clean(raw: str) -> list[str]:
     return out
 
 
-def clean_line(raw: str) -> str:
-    """The first cleaned sub-line of a line ('' if none): for callers that show one line."""
-    parts = clean(cap_raw(raw))
-    return parts[0] if parts else ""
-
-
 # --- the prefilter's view of raw bytes ----------------------------------------------------------------------
 # The prefilter searches raw chunks, not cleaned lines. Every cleaned sub-line must appear inside its raw
 # line's probe, so a pattern that matches the sub-line also matches the probe (the prefilter is a superset):
