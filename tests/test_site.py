@@ -388,7 +388,7 @@ def test_search_query_rewrite():
           "console.log(JSON.stringify(process.argv.slice(2).map((q) => self.ErrbookSearchQuery(q))));")
     qs = ["ROCBLAS_INTERNAL_FP16_ALT_IMPL=0", "Config file not found at", "HIP out of mem", "5", "gp",
           "Unable to open /dev/kfd read-write: Cannot allocate memory", "hipErrorNoDevice "]
-    r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/assets/search-query.js"), *qs],
+    r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/web/assets/search-query.js"), *qs],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [
