@@ -34,14 +34,16 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from errbook import entries, matcher, scaffold  # noqa: E402
+from errbook.kb import entries, scaffold  # noqa: E402
+from errbook.triage import matcher  # noqa: E402
 
 PY = sys.executable
 # Output goes to a real file: GNU grep stops at the first match when its output is /dev/null.
 MEASURE = ("import resource, subprocess, sys, tempfile, time\n"
            "t = time.perf_counter()\n"
            "try:\n"
-           "    rc = subprocess.run(sys.argv[2:], stdout=tempfile.TemporaryFile(), timeout=float(sys.argv[1])).returncode\n"
+           "    rc = subprocess.run(sys.argv[2:], stdout=tempfile.TemporaryFile(), "
+           "timeout=float(sys.argv[1])).returncode\n"
            "except subprocess.TimeoutExpired:\n"
            "    rc = 'timeout'\n"
            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)")
@@ -72,11 +74,11 @@ CLASSIC = re.compile(r"^[A-G]-|^lead-")
 
 def make_log(path: Path, size: int, filler: str = "classic") -> None:
     """Realistic filler (benign build and runtime output) with real error excerpts sprinkled through it."""
-    logs = sorted((REPO / "tests/triage_eval/benign").glob("*.log"))
+    logs = sorted((REPO / "errata/corpus/benign").glob("*.log"))
     if filler == "classic":
         logs = [p for p in logs if CLASSIC.match(p.name)]
     benign = b"".join(p.read_bytes() for p in logs)
-    real = [p.read_bytes() for p in sorted((REPO / "tests/triage_eval/real").glob("*.log"))]
+    real = [p.read_bytes() for p in sorted((REPO / "errata/corpus/real").glob("*.log"))]
     block = (benign or b"[ 12%] Building CXX object foo.o\n") * max(1, (4 << 20) // max(1, len(benign)))
     with open(path, "wb") as f:
         written, i = 0, 0
@@ -223,7 +225,8 @@ def bench_validate_and_site(n: int, which: set[str]) -> dict:
         res["validate"] = {"errbook_validate": v, "yaml_parse_only": ref,
                            "ratio_vs_parse": round(v["seconds"] / ref["seconds"], 2)}
     if "site" in which:
-        s = measure([PY, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(root / "mkdocs.yml"), "-d", str(tmp / "s1")],
+        s = measure([PY, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(root / "mkdocs.yml"),
+                     "-d", str(tmp / "s1")],
                     env=env, cwd=root)
         # Reference: the same number of plain pages, same theme and search, no errbook plugin.
         plain = tmp / "plain"
@@ -234,8 +237,10 @@ def bench_validate_and_site(n: int, which: set[str]) -> dict:
         cfg = {"site_name": "plain", "theme": {"name": "material", "font": False},
                "plugins": [{"search": {"lang": "en"}}]}
         (plain / "mkdocs.yml").write_text(yaml.safe_dump(cfg))
-        p = measure([PY, "-m", "mkdocs", "build", "-q", "-f", str(plain / "mkdocs.yml"), "-d", str(tmp / "s2")], env=env, cwd=plain)
-        res["site"] = {"errbook_site": s, "plain_material_site": p, "ratio_vs_plain": round(s["seconds"] / p["seconds"], 2)}
+        p = measure([PY, "-m", "mkdocs", "build", "-q", "-f", str(plain / "mkdocs.yml"), "-d", str(tmp / "s2")],
+                    env=env, cwd=plain)
+        res["site"] = {"errbook_site": s, "plain_material_site": p,
+                       "ratio_vs_plain": round(s["seconds"] / p["seconds"], 2)}
     shutil.rmtree(tmp)
     return res
 
@@ -248,7 +253,8 @@ def bench_runbooks(jobs: int) -> dict:
         nb.cells = nb.cells[:2]        # parameters only
         p = Path(d) / "empty.ipynb"
         scaffold.write_notebook(p, nb)
-        runs = [measure([PY, "-m", "papermill", "-k", "python3", "--log-level", "ERROR", str(p), str(Path(d) / "o.ipynb")])
+        runs = [measure([PY, "-m", "papermill", "-k", "python3", "--log-level", "ERROR", str(p),
+                         str(Path(d) / "o.ipynb")])
                 for _ in range(3)]
         bare = [measure([PY, "-c", "pass"]) for _ in range(3)]
     n = len(list((REPO / "runbooks").rglob("*.ipynb")))

@@ -22,16 +22,16 @@ from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
-from errbook import evaluate  # noqa: E402
+from errbook.triage import evaluate  # noqa: E402
 
 ERROR_LINE = re.compile(r"error|fault|fail|cannot|unable|not found|warning|exception|abort", re.I)
 
 
 def error_line(text: str) -> str:
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
-    for l in lines:
-        if ERROR_LINE.search(l):
-            return l[:200]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if ERROR_LINE.search(ln):
+            return ln[:200]
     return (lines[-1] if lines else "")[:200]
 
 
@@ -41,7 +41,8 @@ def main() -> int:
     args = ap.parse_args()
     site = Path(args.site)
     if not (site / "search" / "search_index.json").is_file():
-        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=REPO, check=True)
+        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=REPO,
+                       check=True)
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
     handler.log_message = lambda *a, **k: None
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -70,7 +71,8 @@ def main() -> int:
             links = drv.find_elements(By.CSS_SELECTOR, ".md-search-result__link")
             meta = drv.find_elements(By.CSS_SELECTOR, ".md-search-result__meta")
             if links or (meta and "No matching" in meta[0].text):
-                ids = [m.group(1) for a in links if (m := re.search(r"/entries/(RMN-\d{4})/", a.get_attribute("href") or ""))]
+                ids = [m.group(1) for a in links if (m := re.search(r"/entries/(RMN-\d{4})/",
+                                                                    a.get_attribute("href") or ""))]
                 break
             time.sleep(0.2)
         seen = list(dict.fromkeys(ids))

@@ -66,8 +66,9 @@ def built(tmp_path_factory):
     step["code"]["after"] = "```\n</code></pre><script>alert(6)</script>\n```"
     data["references"][0]["title"] = "\"><script>alert(7)</script>"
     data["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
-    (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    from errbook import entries, verified
+    (root / "errata" / "compile" / "RMN-0002.yaml").write_text(yaml.safe_dump(data, allow_unicode=True),
+                                                               encoding="utf-8")
+    from errbook.kb import entries, verified
     one = next(e for e in entries.load_all(root)[0] if e.id == "RMN-0001")
     rec = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "outcome": "passed",
            "digest": verified.digest(one, root),                     # made at the entry's current content

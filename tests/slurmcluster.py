@@ -72,7 +72,7 @@ class Cluster:
                               timeout=timeout)
 
     # ------------------------------------------------------------ start
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         try:
             self._munge()
             self._slurm()
@@ -91,7 +91,7 @@ class Cluster:
         for p in (m, key):
             os.chown(p, pw.pw_uid, pw.pw_gid)
         self.socket = m / "munge.socket"
-        log = open(self.base / "munged.out", "wb")
+        log = open(self.base / "munged.out", "wb")  # noqa: SIM115 (the daemon writes it until stop())
         self.procs["munged"] = subprocess.Popen(
             [self.which("munged"), "-F", f"--socket={self.socket}", f"--key-file={key}",
              f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"],
@@ -148,7 +148,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 """)
         for name, cmd in (("slurmctld", [self.which("slurmctld"), "-D", "-i", "-f", str(self.conf)]),
                           ("slurmd", [self.which("slurmd"), "-D", "-N", "localhost", "-f", str(self.conf)])):
-            out = open(b / f"{name}.out", "wb")
+            out = open(b / f"{name}.out", "wb")  # noqa: SIM115 (the daemon writes it until stop())
             self.procs[name] = subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                                 start_new_session=True)
             if name == "slurmctld":

@@ -16,11 +16,14 @@ from urllib.parse import quote, unquote_plus
 import pytest
 
 from conftest import REPO
-from errbook import entries, matcher, ranking, sitegen, triage
+from errbook.kb import entries
+from errbook.triage import matcher, pipeline, ranking
+from errbook.web import phrases
 
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="Debian's chromium and chromium-driver are not installed")
+pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
+                                reason="Debian's chromium and chromium-driver are not installed")
 
 SIZES = ((1400, 1000), (390, 844))
 
@@ -129,7 +132,7 @@ def test_fix_box_in_the_first_screen_on_every_entry_page(browser, real_site, rea
                 m = browser.execute_script(FIX_BOX_JS)
                 assert m, e.id
                 worst[(w, h)] = max(worst.get((w, h), 0), m["bottom"])
-                if not (0 <= m["top"] and m["bottom"] <= m["vh"] and m["sw"] <= m["vw"]):
+                if not (m["top"] >= 0 and m["bottom"] <= m["vh"] and m["sw"] <= m["vw"]):
                     bad.append((e.id, w, h, m))
     finally:
         browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
@@ -157,7 +160,8 @@ def test_copy_button_copies_the_after_command(browser, real_site, real_entries):
     checked = browser.execute_script(
         "const g = [...document.querySelectorAll('#fix ~ * .tabbed-set, #fix ~ .tabbed-set')]"
         ".find(s => [...s.querySelectorAll('label')].map(l => l.textContent).join('|') === 'Before|After');"
-        "return g ? [...g.querySelectorAll('label')][[...g.querySelectorAll(':scope > input')].findIndex(i => i.checked)].textContent : null;")
+        "return g ? [...g.querySelectorAll('label')][[...g.querySelectorAll(':scope > input')].findIndex(i => "
+        "i.checked)].textContent : null;")
     assert checked == "After"
 
 
@@ -226,7 +230,7 @@ def search_page(browser, real_site):
 def test_every_entry_is_found_by_its_error_text(browser, search_page, real_entries):
     ranks = {}
     for e in real_entries:
-        q = sitegen.primary_identifier(e.data)
+        q = phrases.primary_identifier(e.data)
         ranks[e.id] = (q, rank(search(browser, q), search_page, [e.id]))
     n = len(ranks)
     top1 = sum(r == 0 for _, r in ranks.values())
@@ -299,7 +303,8 @@ def test_error_lines_with_query_syntax_still_search(browser, search_page):
     pages = search(browser, "Unable to open /dev/kfd read-write: Cannot allocate memory")
     r = rank(pages, search_page, ["RMN-0099"])
     assert r is not None and r < 3, (pages[:5], browser.execute_script(
-        "return [document.querySelector('.md-search__input').value, document.querySelector('.md-search-result__meta').textContent]"))
+        "return [document.querySelector('.md-search__input').value, "
+        "document.querySelector('.md-search-result__meta').textContent]"))
 
 
 def test_prefix_queries_survive_lunrs_token_set(browser, search_page):
@@ -321,9 +326,11 @@ def open_paste(browser, base):
 def paste_and_match(browser, text, budget_ms=None):
     from selenium.webdriver.common.by import By
     browser.execute_script("document.getElementById('errbook-log').value = arguments[0];"
-                           "const r = document.getElementById('errbook-results'); r.replaceChildren(); delete r.dataset.state;", text)
+                           "const r = document.getElementById('errbook-results'); r.replaceChildren(); delete "
+                           "r.dataset.state;", text)
     if budget_ms is not None:
-        browser.execute_script("document.getElementById('errbook-triage').dataset.budgetMs = arguments[0]", str(budget_ms))
+        browser.execute_script("document.getElementById('errbook-triage').dataset.budgetMs = arguments[0]",
+                               str(budget_ms))
     browser.execute_script("return document.getElementById('errbook-log').scrollHeight")   # lay the text out now
     time.sleep(0.3)
     browser.find_element(By.ID, "errbook-go").click()
@@ -371,7 +378,7 @@ def test_paste_card_is_an_incident_card(browser, server, built):
     paste_and_match(browser, "k.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n")
     card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
     text = card.text
-    assert "Cause: " + plain(sitegen.cause_line(d)) in text                   # the entry's one-line cause
+    assert "Cause: " + plain(phrases.cause_line(d)) in text                   # the entry's one-line cause
     assert "`" not in text                                         # code spans rendered, no raw backticks
     assert card.find_elements(By.CSS_SELECTOR, "p code")
     assert re.search(r"(Strong|Good|Weak) match: ", text)
@@ -379,7 +386,7 @@ def test_paste_card_is_an_incident_card(browser, server, built):
     assert fix.endswith("/entries/RMN-0001/#fix")
     browser.find_element(By.XPATH, "//div[@id='errbook-results']//button[text()='中文']").click()
     card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
-    assert "原因：" + plain(sitegen.cause_line_zh(d)) in card.text
+    assert "原因：" + plain(phrases.cause_line_zh(d)) in card.text
     browser.find_element(By.XPATH, "//div[@id='errbook-results']//button[text()='English']").click()
 
 
@@ -454,26 +461,30 @@ def test_paste_page_never_wider_than_a_phone(browser, real_site):
         open_paste(browser, real_site)
         fault = ("Memory access fault by GPU node-4 (Agent handle: 0x152e220) on address (nil). "
                  "Reason: Page not present or supervisor privilege.")
-        log = "x" * 500 + " " + "y" * 500 + "\n" + "/" * 500 + "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!" + "z" * 500 + "\n" + fault + "\n"
+        log = ("x" * 500 + " " + "y" * 500 + "\n" + "/" * 500
+               + "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!" + "z" * 500 + "\n"
+               + fault + "\n")
         text = paste_and_match(browser, log)
         assert "RMN-0090" in text and "RMN-0091" in text
         assert browser.execute_script("return document.documentElement.scrollWidth <= innerWidth")
-        card = browser.execute_script("return [...document.querySelectorAll('.eb-card')].find(c => c.textContent.includes('RMN-0091')).querySelector('.eb-evidence').textContent")
+        card = browser.execute_script("return [...document.querySelectorAll('.eb-card')].find(c => "
+                                      "c.textContent.includes('RMN-0091')).querySelector('.eb-evidence').textContent")
         assert card.count("Memory access fault by GPU node-4") == 1       # matched by two signatures, shown once
     finally:
         viewport(browser, 1400, 1000)
 
 
 def card_texts(browser):
-    return browser.execute_script("return [...document.querySelectorAll('#errbook-results .eb-card')].map(c => c.innerText)")
+    return browser.execute_script("return [...document.querySelectorAll('#errbook-results .eb-card')].map(c => "
+                                  "c.innerText)")
 
 
 def test_paste_page_says_likely_for_the_second_stage(browser, real_site):
     """A report in prose matches no signature: the second stage's entries are shown as likely, in the CLI's
     order, without evidence lines they do not have."""
-    text = (REPO / "tests" / "triage_eval" / "unseen" / "RMN-0039-backprop-2e8-layernorm-prose.log").read_text()
+    text = (REPO / "errata" / "corpus" / "unseen" / "RMN-0039-backprop-2e8-layernorm-prose.log").read_text()
     active = list(entries.active(entries.load_all(REPO)[0]))
-    cli = ranking.match_text(triage.build_matcher(active), triage.knowledge(REPO, active), text)
+    cli = ranking.match_text(pipeline.build_matcher(active), pipeline.knowledge(REPO, active), text)
     assert cli and {r["confidence"] for r in cli} == {"likely"}            # the fixture stays a second-stage case
     viewport(browser, 1400, 1000)
     open_paste(browser, real_site)
@@ -579,7 +590,8 @@ def test_paste_page_budget_gives_partial_results_not_a_freeze(browser, server, t
     assert "300002 lines" in text
     assert browser.execute_script("return 1 + 1") == 2
     for r in requests_since(browser):
-        assert r["method"] == "GET" and r["url"].startswith(server) and re.search(r"/assets/errbook/[a-z-]+\.js$", r["url"]), r["url"]
+        assert r["method"] == "GET" and r["url"].startswith(server) and re.search(r"/assets/errbook/[a-z-]+\.js$",
+                                                                                  r["url"]), r["url"]
         assert "SECRET" not in r["url"] and not r.get("postData")
 
 
@@ -588,10 +600,12 @@ def test_paste_page_survives_hostile_input(browser, server):
     open_paste(browser, server)
     browser.execute_script(
         "const big = 'cuda_runtime.h '.repeat(400000) + '\\n' + '\\u0000\\ufffd<img src=x onerror=window.pwned=1>\\n';"
-        "document.getElementById('errbook-log').value = big + \"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\";")
+        "document.getElementById('errbook-log').value = big + \"a.hip:1:10: fatal error: 'cuda_runtime.h' file not "
+        "found\";")
     browser.find_element(By.ID, "errbook-go").click()
     text = wait_for(lambda: browser.execute_script(      # the budget ends matching; the ceiling only catches a hang
-        "const r = document.getElementById('errbook-results'); return r.dataset.state === 'done' ? r.innerText : null"), timeout=300)
+        "const r = document.getElementById('errbook-results'); "
+        "return r.dataset.state === 'done' ? r.innerText : null"), timeout=300)
     assert "RMN-0001" in text
     assert browser.execute_script("return window.pwned === undefined")
 
@@ -605,6 +619,7 @@ def test_entry_table_filters(browser, server):
     assert {s.get_attribute("aria-label") for s in browser.find_elements(By.CSS_SELECTOR, ".eb-filter select")} == \
         {"Class", "Tags", "GPU", "ROCm", "Verified"}
     box.send_keys("broken")
-    rows = browser.execute_script("return [...document.querySelectorAll('table tbody tr')].filter(r => !r.hidden).map(r => r.cells[0].textContent)")
+    rows = browser.execute_script("return [...document.querySelectorAll('table tbody tr')].filter(r => "
+                                  "!r.hidden).map(r => r.cells[0].textContent)")
     assert rows == ["RMN-0002"]
     assert browser.find_element(By.CSS_SELECTOR, ".eb-filter-count").text == "1 of 2"

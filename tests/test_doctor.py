@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, errbook
-from errbook import checks, doctor, entries, facts, pyprobe, ranking, sitegen, triage, validate
+from errbook.kb import entries, validate
+from errbook.machine import checks, doctor, facts, pyprobe
+from errbook.machine.facts import probes, readers
+from errbook.machine.facts.collect import Collector
+from errbook.triage import pipeline
+from errbook.web import entrypage, indexpages
 
 MACHINES = REPO / "tests" / "doctor_machines"
 _spec = importlib.util.spec_from_file_location("doctor_machines_build", MACHINES / "build.py")
@@ -78,7 +83,8 @@ def test_fixture_machine_has_exactly_its_findings(name, active):
 
 def test_fixture_machines_say_what_kind_of_machine_they_are(active):
     kinds = {n: doctor.report(facts.load(str(MACHINES / f"{n}.json")), active)["machine"] for n in EXPECTED}
-    assert kinds["cuda-h200"]["kind"] == "nvidia" and kinds["cuda-h200"]["lines"][0].startswith("CUDA machine: NVIDIA H200")
+    assert kinds["cuda-h200"]["kind"] == "nvidia" and kinds["cuda-h200"]["lines"][0].startswith("CUDA machine: NVIDIA "
+                                                                                                "H200")
     assert kinds["cpu-laptop"]["kind"] == "cpu" and "no AMD GPU" in kinds["cpu-laptop"]["lines"][0]
     assert kinds["mi300x-node"]["kind"] == "amd" and "gfx942" in kinds["mi300x-node"]["lines"][0]
 
@@ -136,7 +142,8 @@ def test_condition_semantics(cond, values, want):
 
 def test_false_wins_over_unknown_and_missing_facts_are_never_findings():
     data = {"id": "RMN-9999", "triggers": {"checks": [
-        {"id": "a", "says": "x", "when": [{"fact": "gpu.amd_count", "gte": 1}, {"fact": "torch.build", "equals": "rocm"}]}]}}
+        {"id": "a", "says": "x",
+         "when": [{"fact": "gpu.amd_count", "gte": 1}, {"fact": "torch.build", "equals": "rocm"}]}]}}
     assert checks.evaluate_entry(data, {"gpu.amd_count": 0})["state"] == "clear"       # false + unknown = false
     r = checks.evaluate_entry(data, {"gpu.amd_count": 4})
     assert r["state"] == "unknown" and r["checks"][0]["missing"] == ["torch.build"]
@@ -152,6 +159,38 @@ def test_derived_facts():
     assert v["gpu.amd_count"] == 1 and v["gpu.override_gfx"] == "gfx1030" and v["gpu.runtime_gfx"] == ["gfx1030"]
     assert v["gpu.not_in_pytorch_rocm_arch"] == ["gfx1030"] and v["torch.missing_gfx"] == []
     assert v["libs.amdhip64_prefixes"] == ["/opt/rocm-6.2.0", "/opt/rocm-5.7.1"] and v["machine.kind"] == "amd"
+
+
+def test_evaluating_saved_facts_never_reads_this_machine(monkeypatch):
+    """Derived facts of another machine's file come from the file alone: no path of it is looked up here (issue
+    29). Only collect() resolves this machine's library paths."""
+    import os.path as osp
+
+    def no(*a, **k):
+        raise AssertionError("derive() looked at this machine's filesystem")
+    libs = ["/opt/rocm-6.2.0/lib/libamdhip64.so.6", "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"]
+    doc = {"format": facts.FORMAT, "version": facts.FORMAT_VERSION,
+           "facts": {"libs.amdhip64": {"value": libs, "source": "fixture"}}}
+    for name in ("exists", "realpath", "isdir", "isfile", "lexists"):
+        monkeypatch.setattr(osp, name, no)
+    got = facts.values_of(facts.parse(json.dumps(doc)))
+    assert got["libs.amdhip64_prefixes"] == ["/opt/rocm-6.2.0", "/usr"]
+
+
+def test_every_fact_is_declared_by_a_probe_or_derived():
+    """Probes declare the facts they produce; together with the derived ones they are the vocabulary."""
+    from errbook.machine.facts.probes import AMD_SMI, PROBES, SLOW_PROBES
+    declared = set().union(*(p.produces for p in (*PROBES, *SLOW_PROBES, AMD_SMI)))
+    assert declared <= set(facts.VOCAB), declared - set(facts.VOCAB)
+    assert set(facts.VOCAB) == declared | set(facts.DERIVED), set(facts.VOCAB) - declared - set(facts.DERIVED)
+    assert len({p.name for p in (*PROBES, *SLOW_PROBES, AMD_SMI)}) == len(PROBES) + len(SLOW_PROBES) + 1
+
+
+def test_a_probe_may_put_only_what_it_declares():
+    from errbook.machine.facts.probe import Options, declare
+    c = Collector()
+    c.probe(declare("liar", lambda f, o: f.put("os.kernel", "6.1", "made up"), "os.machine"), Options(1.0, "", False))
+    assert c.facts == {} and c.probes[0]["ok"] is False and "does not declare os.kernel" in c.probes[0]["error"]
 
 
 @pytest.mark.parametrize("tv,name", [(90010, "gfx90a"), (90402, "gfx942"), (90500, "gfx950"), (100300, "gfx1030"),
@@ -177,7 +216,7 @@ def test_collect_here_records_sources():
     assert doc["format"] == facts.FORMAT and doc["facts"]
     for name, rec in doc["facts"].items():
         assert name in facts.VOCAB and rec["source"], name
-        assert facts._check_value(name, facts.VOCAB[name].type, rec["value"]) is None, name
+        assert facts.check_value(name, facts.VOCAB[name].type, rec["value"]) is None, name
     assert facts.parse(json.dumps(doc))["facts"] == doc["facts"]            # a collected file reads back unchanged
 
 
@@ -192,8 +231,9 @@ def test_this_cpu_machine_reports_no_amd_gpu_and_nothing_false():
     # Only checks that need no GPU can hold here, and each must be true of this machine, checked independently.
     expect = set()
     clang_dirs = [os.environ.get("HIP_CLANG_PATH") or "", "/opt/rocm/llvm/bin", "/usr/llvm/bin", "/usr/bin"]
-    no_clang = not shutil.which("clang++") and not any(os.access(os.path.join(d, "clang++"), os.X_OK) for d in clang_dirs if d)
-    if shutil.which("hipcc") and facts.nvcc_path() and no_clang and "HIP_PLATFORM" not in os.environ:
+    no_clang = not shutil.which("clang++") and \
+        not any(os.access(os.path.join(d, "clang++"), os.X_OK) for d in clang_dirs if d)
+    if shutil.which("hipcc") and readers.nvcc_path() and no_clang and "HIP_PLATFORM" not in os.environ:
         expect.add("RMN-0002")
     if shutil.which("hipcc") and shutil.which("cmake"):
         expect.add("RMN-0074")
@@ -208,15 +248,15 @@ def test_collection_survives_failing_probes(monkeypatch, active):
         if "pyprobe.py" in " ".join(map(str, cmd)):
             raise subprocess.TimeoutExpired(cmd, k.get("timeout", 1), output=b"")
         raise OSError(12, "Cannot allocate memory")
-    real_read = facts._read
+    real_read = readers.read_text
 
     def flaky_read(path, limit=1 << 20):
         if path in ("/proc/cmdline", "/etc/os-release"):
             raise PermissionError(13, "Permission denied", path)
         return real_read(path, limit)
-    monkeypatch.setattr(facts.subprocess, "run", broken_run)
-    monkeypatch.setattr(facts, "_read", flaky_read)
-    monkeypatch.setattr(facts.shutil, "which", lambda exe: f"/usr/bin/{exe}")   # pretend every tool exists
+    monkeypatch.setattr(subprocess, "run", broken_run)
+    monkeypatch.setattr(readers, "read_text", flaky_read)
+    monkeypatch.setattr(probes.shutil, "which", lambda exe: f"/usr/bin/{exe}")   # pretend every tool exists
     doc = facts.collect(timeout=1.0)
     failed = {p["probe"] for p in doc["probes"] if p.get("ok") is False}
     assert {"python", "loader"} <= failed
@@ -235,7 +275,7 @@ def _fake_sysfs(root: Path) -> None:
     for i in range(1, 9):
         d = nodes / str(i)
         d.mkdir()
-        (d / "properties").write_text(f"cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\nvendor_id 4098\n")
+        (d / "properties").write_text("cpu_cores_count 0\nsimd_count 1216\ngfx_target_version 90402\nvendor_id 4098\n")
         links = [0] + [j for j in range(1, 9) if j != i]
         for k, to in enumerate(links):
             (d / "io_links" / str(k)).mkdir(parents=True)
@@ -258,7 +298,7 @@ def _fake_sysfs(root: Path) -> None:
 
 def test_kfd_topology_and_pci_parsing(tmp_path, monkeypatch):
     _fake_sysfs(tmp_path)
-    real_glob, real_isdir = facts.glob.glob, facts.os.path.isdir
+    real_glob, real_isdir = probes.glob.glob, probes.os.path.isdir
     mapping = {"/sys/class/kfd/kfd/topology/nodes": str(tmp_path / "kfd" / "nodes"),
                "/sys/bus/pci/devices": str(tmp_path / "pci"), "/sys/kernel/iommu_groups": str(tmp_path)}
 
@@ -267,11 +307,11 @@ def test_kfd_topology_and_pci_parsing(tmp_path, monkeypatch):
             if str(p).startswith(a):
                 return b + str(p)[len(a):]
         return p
-    monkeypatch.setattr(facts.glob, "glob", lambda p: real_glob(remap(p)))
-    monkeypatch.setattr(facts.os.path, "isdir", lambda p: real_isdir(remap(p)))
-    F = facts._Facts()
-    facts._p_kfd(F)
-    facts._p_pci(F)
+    monkeypatch.setattr(probes.glob, "glob", lambda p: real_glob(remap(p)))
+    monkeypatch.setattr(probes.os.path, "isdir", lambda p: real_isdir(remap(p)))
+    F = Collector()
+    probes._p_kfd(F)
+    probes._p_pci(F)
     assert F.get("gpu.kfd_count") == 8 and F.get("gpu.gfx") == ["gfx942"] and F.get("gpu.xgmi_links") == 56
     assert F.get("gpu.pci_amd_count") == 8 and F.get("iommu.gpu_domain_types") == ["identity"]
     assert F.get("gpu.pci_amd_unbound") == 1
@@ -283,17 +323,17 @@ def test_gcc_installs_and_missing_libstdcxx_headers(tmp_path):
         d.mkdir(parents=True)
         if crt:
             (d / "crtbegin.o").write_bytes(b"")
-    assert facts._gcc_installs("x86_64", str(tmp_path)) == ([], None)
+    assert probes._gcc_installs("x86_64", str(tmp_path)) == ([], None)
     gcc("11")
     (tmp_path / "usr" / "include" / "c++" / "11").mkdir(parents=True)
-    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11"], None)
+    assert probes._gcc_installs("x86_64", str(tmp_path)) == (["11"], None)
     gcc("13", crt=False)                                # runtime only (no crtbegin.o): clang does not choose it
-    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11"], None)
+    assert probes._gcc_installs("x86_64", str(tmp_path)) == (["11"], None)
     gcc("12")                                           # gcc-12 pulled in without libstdc++-12-dev
-    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11", "12"], "12")
+    assert probes._gcc_installs("x86_64", str(tmp_path)) == (["11", "12"], "12")
     (tmp_path / "usr" / "include" / "c++" / "12").mkdir()
-    assert facts._gcc_installs("x86_64", str(tmp_path)) == (["11", "12"], None)
-    assert facts._gcc_installs("aarch64", str(tmp_path)) == ([], None)
+    assert probes._gcc_installs("x86_64", str(tmp_path)) == (["11", "12"], None)
+    assert probes._gcc_installs("aarch64", str(tmp_path)) == ([], None)
 
 
 def test_miopen_user_dirs_unwritable(tmp_path, monkeypatch):
@@ -302,17 +342,18 @@ def test_miopen_user_dirs_unwritable(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     # Neither exists yet, but both can be created under a writable home.
-    assert facts.miopen_user_dirs_unwritable({"MIOPEN_USER_DB_PATH": str(home / ".config" / "miopen"),
+    assert probes.miopen_user_dirs_unwritable({"MIOPEN_USER_DB_PATH": str(home / ".config" / "miopen"),
                                                "MIOPEN_CUSTOM_CACHE_DIR": str(home / ".cache" / "miopen")}) == []
     # A path below a regular file can never be created (permission bits are moot here: tests may run as root).
     bad = str(blocker / "miopen")
-    assert facts.miopen_user_dirs_unwritable({"MIOPEN_USER_DB_PATH": bad,
+    assert probes.miopen_user_dirs_unwritable({"MIOPEN_USER_DB_PATH": bad,
                                                "MIOPEN_CUSTOM_CACHE_DIR": str(home / "cache")}) == [bad]
     # Without the variables the defaults under ~ are used: a home that cannot hold directories fails both.
     monkeypatch.setenv("HOME", str(blocker))
-    assert facts.miopen_user_dirs_unwritable({}) == [str(blocker / ".config" / "miopen"), str(blocker / ".cache" / "miopen")]
+    assert probes.miopen_user_dirs_unwritable({}) == [str(blocker / ".config" / "miopen"),
+                                                      str(blocker / ".cache" / "miopen")]
     monkeypatch.setenv("HOME", str(home))
-    assert facts.miopen_user_dirs_unwritable({}) == []
+    assert probes.miopen_user_dirs_unwritable({}) == []
 
 
 def test_rdma_and_libibverbs_facts(tmp_path, monkeypatch):
@@ -323,21 +364,21 @@ def test_rdma_and_libibverbs_facts(tmp_path, monkeypatch):
     cache = ("2 libs found in cache `/etc/ld.so.cache'\n"
              "\tlibibverbs.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libibverbs.so.1\n"
              "\tlibamdhip64.so.6 (libc6,x86-64) => /opt/rocm-6.3.0/lib/libamdhip64.so.6\n")
-    monkeypatch.setattr(facts, "run_cmd", lambda cmd, timeout, env=None: (0, cache))
-    monkeypatch.setattr(facts.shutil, "which", lambda exe: "/sbin/ldconfig" if exe == "ldconfig" else None)
-    F = facts._Facts()
-    facts._p_libs(F, 1.0)
+    monkeypatch.setattr(readers, "run_cmd", lambda cmd, timeout, env=None: (0, cache))
+    monkeypatch.setattr(probes.shutil, "which", lambda exe: "/sbin/ldconfig" if exe == "ldconfig" else None)
+    F = Collector()
+    probes._p_libs(F, 1.0)
     assert F.get("libs.ibverbs") == [str(lib / "libibverbs.so.1"), "/lib/x86_64-linux-gnu/libibverbs.so.1"]
     assert F.get("libs.amdhip64") == ["/opt/rocm-6.3.0/lib/libamdhip64.so.6"]
-    monkeypatch.setattr(facts, "run_cmd", lambda cmd, timeout, env=None: (0, cache.split("\n")[0] + "\n"))
+    monkeypatch.setattr(readers, "run_cmd", lambda cmd, timeout, env=None: (0, cache.split("\n")[0] + "\n"))
     monkeypatch.delenv("LD_LIBRARY_PATH")
-    F = facts._Facts()
-    facts._p_libs(F, 1.0)
+    F = Collector()
+    probes._p_libs(F, 1.0)
     assert F.get("libs.ibverbs") == [] and F.get("libs.amdhip64") == []
     # /sys/class/infiniband and /dev/infiniband, read through a fake root
     (tmp_path / "ib" / "mlx5_0").mkdir(parents=True)
     (tmp_path / "ib" / "mlx5_1").mkdir()
-    real_glob = facts.glob.glob
+    real_glob = probes.glob.glob
     remap = {"/sys/class/infiniband/": str(tmp_path / "ib") + "/", "/dev/infiniband/": str(tmp_path / "devib") + "/"}
 
     def fake_glob(p):
@@ -345,14 +386,14 @@ def test_rdma_and_libibverbs_facts(tmp_path, monkeypatch):
             if p.startswith(a):
                 return real_glob(b + p[len(a):])
         return real_glob(p)
-    monkeypatch.setattr(facts.glob, "glob", fake_glob)
-    F = facts._Facts()
-    facts._p_devices(F)
+    monkeypatch.setattr(probes.glob, "glob", fake_glob)
+    F = Collector()
+    probes._p_devices(F)
     assert F.get("rdma.devices") == 2 and F.get("dev.infiniband.present") is False
     (tmp_path / "devib").mkdir()
     (tmp_path / "devib" / "uverbs0").write_text("")
-    F = facts._Facts()
-    facts._p_devices(F)
+    F = Collector()
+    probes._p_devices(F)
     assert F.get("dev.infiniband.present") is True
 
 
@@ -394,7 +435,8 @@ def test_collect_saves_only_named_variables_and_round_trips(tmp_path):
     (b'{"format": "errbook-facts", "version": 1, "facts": {"gpu.amd_count": {"value": "8"}}}', b"gpu.amd_count (int)"),
     (b'{"format": "errbook-facts", "version": 1, "facts": {"gpu.gfx": {"value": [1, 2]}}}', b"only strings"),
     (b'{"format": "errbook-facts", "version": 1, "facts": {"gpu.amd_count": 8}}', b"expected an object"),
-    (b'{"format": "errbook-facts", "version": 1, "facts": {"kernel.numa_balancing": {"value": NaN}}}', b"not valid JSON"),
+    (b'{"format": "errbook-facts", "version": 1, "facts": {"kernel.numa_balancing": {"value": NaN}}}',
+     b"not valid JSON"),
     (b"[" * 100000 + b"]" * 100000, b"facts file"),
     (b'{"format": "errbook-facts", "version": 1, "facts": {"env.LD_LIBRARY_PATH": {"value": "' + b"x" * 9000 + b'"}}}',
      b"longer than"),
@@ -489,7 +531,7 @@ def test_triage_reranks_by_machine_facts(tmp_path):
     log.write_text("clang: error: unknown argument: '-gencode'\n"
                    "clang: error: no such file or directory: 'arch=compute_80,code=sm_80'\n"
                    "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n")
-    plain, _, _ = triage.triage_files(REPO, [str(log)])
+    plain, _, _ = pipeline.triage_files(REPO, [str(log)])
     before = {r["id"]: r for r in plain}
     assert [r["id"] for r in plain][:2] == ["RMN-0012", "RMN-0090"]
     assert 0 < before["RMN-0012"]["score"] - before["RMN-0090"]["score"] < checks.BONUS
@@ -498,12 +540,13 @@ def test_triage_reranks_by_machine_facts(tmp_path):
                                                          "torch.rocblas_gfx": ["gfx1101"], "rocblas.gfx": ["gfx1101"],
                                                          "miopen.kdb_files": ["gfx1101_30.kdb"]})
     doc = facts.parse(json.dumps(build.document(v)))
-    ranked, _, _ = triage.triage_files(REPO, [str(log)], doctor_facts=doc)
+    ranked, _, _ = pipeline.triage_files(REPO, [str(log)], doctor_facts=doc)
     after = {r["id"]: r for r in ranked}
     assert [r["id"] for r in ranked][:2] == ["RMN-0090", "RMN-0012"]
     assert after["RMN-0090"]["score"] == before["RMN-0090"]["score"] + checks.BONUS
     assert after["RMN-0012"]["score"] == before["RMN-0012"]["score"]
-    assert any(w.startswith("this machine: The installed ROCm PyTorch was not compiled") for w in after["RMN-0090"]["environment"])
+    assert any(w.startswith("this machine: The installed ROCm PyTorch was not compiled")
+               for w in after["RMN-0090"]["environment"])
 
 
 def test_environment_lines_say_whether_a_fact_came_from_the_log_or_the_machine(tmp_path):
@@ -513,11 +556,11 @@ def test_environment_lines_say_whether_a_fact_came_from_the_log_or_the_machine(t
            "Hardware limit: 65536. Reducing block sizes or `num_stages` may help.\n")
     log = tmp_path / "oor.log"
     log.write_text(oor)
-    ranked, _, _ = triage.triage_files(REPO, [str(log)], doctor_facts=doc)
+    ranked, _, _ = pipeline.triage_files(REPO, [str(log)], doctor_facts=doc)
     assert ranked[0]["id"] == "RMN-0116"
     assert ranked[0]["environment"] == ["this machine has gfx942, which this entry's trigger lists"]
     log.write_text("compiling for gfx1100\n" + oor)                          # the log's own statement wins
-    ranked, _, _ = triage.triage_files(REPO, [str(log)], doctor_facts=doc)
+    ranked, _, _ = pipeline.triage_files(REPO, [str(log)], doctor_facts=doc)
     env = {r["id"]: r["environment"] for r in ranked}
     assert env["RMN-0116"] == ["the log names gfx1100; this entry is about gfx942"]
 
@@ -532,11 +575,11 @@ def test_to_log_facts_shape():
 
 def test_site_shows_the_checkable_part_in_plain_words(active):
     by_id = {e.id: e for e in active}
-    md = sitegen.machine_checks_md(by_id["RMN-0023"].data)
+    md = entrypage.machine_checks_md(by_id["RMN-0023"].data)
     assert "Checked on a machine" in md and "`HSA_OVERRIDE_GFX_VERSION` is set" in md
     assert "`gpu.gfx` includes one of gfx90a, gfx942, gfx950" in md
-    assert "Not checkable on a machine" in sitegen.machine_checks_md(by_id["RMN-0001"].data)
-    page = sitegen.machine_checks_page(active, facts.VOCAB)
+    assert "Not checkable on a machine" in entrypage.machine_checks_md(by_id["RMN-0001"].data)
+    page = indexpages.machine_checks_page(active, facts.VOCAB)
     assert page.count("| [RMN-") >= 25 and "`gpu.amd_count`" in page and "`HSA_OVERRIDE_GFX_VERSION`" in page
 
 

@@ -9,8 +9,10 @@ import subprocess
 
 import pytest
 
-from errbook import bundle, entries, normalize, ranking, retrieval, triage
 from conftest import REPO
+from errbook.kb import entries
+from errbook.triage import normalize, pipeline, ranking, retrieval
+from errbook.web import bundle
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
@@ -28,8 +30,8 @@ def kb():
     loaded, errors = entries.load_all(REPO)
     assert not errors
     active = list(entries.active(loaded))
-    m = triage.build_matcher(active)
-    know = triage.knowledge(REPO, active)
+    m = pipeline.build_matcher(active)
+    know = pipeline.knowledge(REPO, active)
     return active, m, know, bundle.build(REPO, active)
 
 
@@ -40,7 +42,8 @@ def corpus_cases(active) -> list[dict]:
             for k in ("examples", "counter_examples"):
                 for i, ex in enumerate(s.get(k) or []):
                     cases.append({"name": f"{e.id}/{s['id']}/{k}/{i}", "text": ex["text"]})
-    for p in sorted((REPO / "tests" / "triage_eval").rglob("*.log")) + sorted((REPO / "tests" / "hostile" / "logs").glob("*.log")):
+    corpus = sorted((REPO / "errata" / "corpus").rglob("*.log"))
+    for p in corpus + sorted((REPO / "tests" / "hostile" / "logs").glob("*.log")):
         cases.append({"name": str(p.relative_to(REPO)), "text": p.read_text(encoding="utf-8", errors="replace")})
     return cases
 
@@ -48,7 +51,8 @@ def corpus_cases(active) -> list[dict]:
 def hostile_cases(m) -> list[dict]:
     anchors = sorted({a for _, _, anc in m.patterns for a in anc})
     cases = [
-        {"name": "ansi+timestamps", "text": "2024-01-01T00:00:00Z \x1b[31m[rank1]: " + " ".join(anchors[:20]) + "\x1b[0m"},
+        {"name": "ansi+timestamps",
+         "text": "2024-01-01T00:00:00Z \x1b[31m[rank1]: " + " ".join(anchors[:20]) + "\x1b[0m"},
         {"name": "unicode", "text": "Ünïcödé 🚀 \u2028 " + " ".join(anchors[:10]) + " \u00a0 ǅ \u212a k \u017f"},
         {"name": "cr-progress", "text": "\r".join(f"{i}% " + anchors[i % len(anchors)] for i in range(100))},
         {"name": "json", "text": '{"log":"' + "\\n".join(anchors[:30]) + '\\n","stream":"stderr"}'},
@@ -99,7 +103,7 @@ def test_cleaning_and_tokens_are_identical(kb):
     lines = ["\x1b[1;31merror\x1b[0m: x", "2024-01-01 10:00:00,123 [rank12]: y", "\u3000z\ufeff",
              "(RayWorkerWrapper pid=99, ip=10.0.0.1) E", "x" * 70000, "é" * 40000, '{"msg":"a\\nb\\u001b[0m"}',
              "C:\\a\\b c", "[  1.000001] amdgpu 0000:c3:00.0: amdgpu: x", "\u2018q\u2019 \u201cw\u201d 😀"]
-    assert node({"bundle": b, "lines": lines}) == [normalize.clean(normalize.cap_raw(l)) for l in lines]
+    assert node({"bundle": b, "lines": lines}) == [normalize.clean(normalize.cap_raw(ln)) for ln in lines]
     texts = ["hipErrorNoBinaryForGpu HIP_VISIBLE_DEVICES gfx1100 libamdhip64.so.6 /opt/rocm-6.2/lib/x.so 0xdeadbeef",
              "找不到设备 显存不足 RuntimeError: No HIP GPUs are available", "TensileLibrary_lazy_gfx942.dat v6.2.4"]
     assert node({"bundle": b, "texts": texts}) == [retrieval.tokens(t) for t in texts]
@@ -108,7 +112,8 @@ def test_cleaning_and_tokens_are_identical(kb):
 @pytest.mark.parametrize("machine", ["radeon-bad-override", "mi300x-node", "cuda-h200"])
 def test_a_machine_facts_file_reranks_alike_in_both_engines(kb, machine):
     """errbook triage --facts FILE and the paste page with the same facts file give the same answers."""
-    from errbook import checks, facts as facts_mod
+    from errbook.machine import checks
+    from errbook.machine import facts as facts_mod
     active, m, know, b = kb
     text = (REPO / "tests" / "doctor_machines" / f"{machine}.json").read_text(encoding="utf-8")
     values = facts_mod.values_of(json.loads(text))

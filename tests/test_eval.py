@@ -9,8 +9,9 @@ answers fewer logs, too; `errbook eval --by-round` shows each round's half.) Iss
 70 %, 85 %, 1 %) are not all met; raising a floor is the way to record progress."""
 import pytest
 
-from errbook import entries, evaluate, retrieval
 from conftest import REPO
+from errbook.kb import entries
+from errbook.triage import evaluate, retrieval
 
 FLOORS = {"top1": 0.66, "top3": 0.71, "false_positive_rate": 0.01}
 
@@ -104,15 +105,18 @@ def test_the_evaluation_index_never_holds_a_test_split_log():
 
 
 @pytest.mark.parametrize("lines,expected", [
-    (["INFO 08-21 19:42:39 [cuda.py:492] Using TRITON_MLA attention backend out of potential backends: ['TRITON_MLA']."],
+    (["INFO 08-21 19:42:39 [cuda.py:492] Using TRITON_MLA attention backend out of potential backends: "
+      "['TRITON_MLA']."],
      False),
     (["Checking GPU(s) for support of peer to peer memory access..."], False),
-    (["WARNING 03-28 [config.py:1] Casting torch.bfloat16 to torch.float16 because it is the only type this model was built with here"],
+    (["WARNING 03-28 [config.py:1] Casting torch.bfloat16 to torch.float16 because it is the only type this model was "
+      "built with here"],
      False),
     (["hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"], True),
     (["reading tuning results from ./tunableop_resultsTestBench0.csv"], False),      # tunableop is not "unable"
     (["Why is my MI250 so slow with vLLM?"], True),
-    (["Recently when generating a prompt a warning pops up saying that the model was not compiled with flash attention"],
+    (["Recently when generating a prompt a warning pops up saying that the model was not compiled with flash "
+      "attention"],
      True),
     # a logger's INFO line is normal output even when it says "Failed" (every healthy NCCL/RCCL start)
     (["host:2744870:2744870 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v7 symbol."], False),
@@ -160,7 +164,7 @@ def test_related_map_is_symmetric_and_skips_withdrawn():
 def test_the_frozen_test_split_stays_unseen():
     """A citation added to an entry must not move a test log into the training set unnoticed (it happened once:
     a counter-example's thread was a test log's)."""
-    frozen = {ln.strip() for ln in (REPO / "tests" / "triage_eval" / "unseen" / "TEST_SPLIT").read_text().splitlines()
+    frozen = {ln.strip() for ln in (REPO / "errata" / "corpus" / "unseen" / "TEST_SPLIT").read_text().splitlines()
               if ln.strip() and not ln.startswith("#")}
     ev = evaluate.Evaluator(REPO)
     groups = {ev.group_of(c) for c in ev.labelled if c["folder"] == "unseen"}

@@ -4,13 +4,13 @@ Every case runs every time, each command in a subprocess bounded in time (a time
 session) and memory (RLIMIT_AS). Asserted: no traceback, no hang, no lost ledger record, no live HTML, and
 a clear message naming file:line where there is one.
 """
+import contextlib
 import json
 import os
 import re
 import resource
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -57,7 +57,8 @@ def bounded(cmd, *, timeout=HANG, mem=2 * GiB, fsize=None, input=b"", env=None, 
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         pytest.fail(f"hang: {' '.join(map(str, cmd))[:300]} ran longer than {timeout}s")
-    return subprocess.CompletedProcess(cmd, p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(cmd, p.returncode, out.decode("utf-8", "replace"),
+                                       err.decode("utf-8", "replace"))
 
 
 def errbook(root: Path, *args, **kw):
@@ -104,7 +105,7 @@ def header(text: str, key: str) -> str:
 
 
 def line_of(text: str, needle: str) -> int:
-    return next(i for i, l in enumerate(text.splitlines(), 1) if needle in l and not l.startswith("#"))
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln and not ln.startswith("#"))
 
 
 @pytest.mark.parametrize("case", ENTRY_CASES, ids=lambda p: p.stem)
@@ -120,9 +121,9 @@ def test_hostile_entry_is_reported_with_file_and_line(case, mini_root):
     assert r.returncode == 1, out
     assert "still contains TODO" not in out, out
     where = f"errata/compile/RMN-0002.yaml:{line_of(text, header(over, 'line-of'))}: "
-    hits = [l for l in r.stdout.splitlines() if l.startswith(where)]
-    assert any(header(over, "expect") in l for l in hits), (where, header(over, "expect"), out[-2000:])
-    assert not [l for l in r.stdout.splitlines() if "RMN-0001.yaml" in l], out   # the good entry stays good
+    hits = [ln for ln in r.stdout.splitlines() if ln.startswith(where)]
+    assert any(header(over, "expect") in ln for ln in hits), (where, header(over, "expect"), out[-2000:])
+    assert not [ln for ln in r.stdout.splitlines() if "RMN-0001.yaml" in ln], out   # the good entry stays good
 
 
 def _fs_cases(root: Path, outside: Path) -> dict[str, str]:
@@ -169,7 +170,7 @@ def test_file_system_hostile_entries(tmp_path):
     out = clean(r)
     assert r.returncode == 1
     for f, msg in expect.items():
-        assert any(l.startswith(f + ":1: ") and msg in l for l in r.stdout.splitlines()), (f, msg, out[-3000:])
+        assert any(ln.startswith(f + ":1: ") and msg in ln for ln in r.stdout.splitlines()), (f, msg, out[-3000:])
     assert "RMN-0001.yaml" not in r.stdout and "RMN-0024" not in out and "RMN-0026" not in out
     r = errbook(root, "triage", input=b"x.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n",
                 mem=1 * GiB, drop_dac=True)
@@ -192,10 +193,10 @@ def test_every_hostile_entry_at_once_is_refused_by_every_command(tmp_path):
     r = errbook(root, "validate", mem=1 * GiB)
     clean(r)
     assert r.returncode == 1
-    assert {l.split(":")[0] for l in r.stdout.splitlines()} == {
+    assert {ln.split(":")[0] for ln in r.stdout.splitlines()} == {
         f"errata/compile/RMN-{i:04d}.yaml" for i in range(2, 2 + len(ENTRY_CASES))}
     # triage over the cases the loader refuses (what a schema-invalid entry does to triage is triage's part)
-    from errbook import entries
+    from errbook.kb import entries
     troot = make_root(tmp_path / "troot")
     for p in (root / "errata" / "compile").glob("RMN-*.yaml"):
         if isinstance(entries.load_file(p, root), entries.LoadError):
@@ -279,7 +280,8 @@ def live_html(html: str) -> list:
 
 def test_hostile_ledger_never_reaches_the_site_as_html(tmp_path):
     root = make_root(tmp_path / "root", with_docs=True)
-    (root / "runbooks" / "ledger.jsonl").write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in LEDGER_CASES))
+    (root / "runbooks" / "ledger.jsonl").write_bytes(b"".join(p.read_bytes().rstrip(b"\n") + b"\n"
+                                                              for p in LEDGER_CASES))
     r = mkdocs(root, tmp_path / "site")
     out = clean(r)
     assert r.returncode == 0, out[-3000:]
@@ -298,10 +300,14 @@ def test_hostile_ledger_never_reaches_the_site_as_html(tmp_path):
     assert "alert(1)" not in matrix and "alert(3)" not in entry + matrix
 
 
-def test_sitegen_escapes_ledger_values_even_unvalidated():
-    """Defence in depth: sitegen escapes what reaches it even if a record skipped validation."""
-    from errbook import entries, sitegen
+def test_the_pages_escape_ledger_values_even_unvalidated():
+    """Defence in depth: the page generators escape what reaches them even if a record skipped validation. The
+    entry page is rendered as the site renders it: Markdown, then its pre-rendered blocks filled in."""
+    from errbook.kb import entries
+    from errbook.web import entrypage, indexpages, refs
+    from errbook.web.escape import RawBlocks
     e = entries.load_file(BASE_ENTRY, REPO)
+    assert isinstance(e, entries.Entry)
     x = "<img src=x onerror=alert(1)>"
     rec = {"entry": "RMN-0001", "outcome": x, "tiers": {x: {"outcome": x, "reason": x}, "static": {"outcome": x}},
            "fingerprint": {"platform": "cuda", "gpu": x}, "platform_label": x, "date": x, "commit": x + "`",
@@ -309,11 +315,14 @@ def test_sitegen_escapes_ledger_values_even_unvalidated():
     import markdown
     exts = ["tables", "attr_list", "md_in_html", "admonition", "pymdownx.details", "pymdownx.superfences",
             "pymdownx.tabbed"]
-    pages = [sitegen.entry_page(e, {"RMN-0001": e}, {"cuda:x": rec}, frozenset({rec["notebook"]})),
-             sitegen.matrix_page([e], {"RMN-0001": {"cuda:x": rec}}, [x]),
-             sitegen.overview_page([e], {"RMN-0001": {"cuda:x": rec}})]
-    for md in pages:
+    raw = RawBlocks()
+    pages = [(entrypage.entry_page(e, {"RMN-0001": e}, {"cuda:x": rec}, frozenset({rec["notebook"]}), refs.Links(),
+                                   raw), raw),
+             (indexpages.matrix_page([e], {"RMN-0001": {"cuda:x": rec}}, [x]), None),
+             (indexpages.overview_page([e], {"RMN-0001": {"cuda:x": rec}}), None)]
+    for md, blocks in pages:
         html = markdown.markdown(md.split("---\n", 2)[2], extensions=exts)
+        html = blocks.fill(html) if blocks else html
         assert live_html(html) == [] and "<img" not in html, html[:3000]
 
 
@@ -367,7 +376,7 @@ def _record(entry="RMN-0001", **kw):
 _FSIZE_SCRIPT = r"""
 import json, os, resource, sys
 from pathlib import Path
-from errbook import ledger
+from errbook.runbooks import ledger
 path, rec = Path(sys.argv[1]), json.loads(sys.argv[2])
 size = path.stat().st_size
 resource.setrlimit(resource.RLIMIT_FSIZE, (size + 40, resource.RLIM_INFINITY))   # room for 40 bytes of the line
@@ -383,7 +392,7 @@ print("appended after the limit was lifted")
 
 
 def test_append_at_a_file_size_limit_writes_the_whole_line_or_nothing(tmp_path):
-    from errbook import ledger
+    from errbook.runbooks import ledger
     p = tmp_path / "ledger.jsonl"
     ledger.append(p, _record())
     before = p.read_bytes()
@@ -399,7 +408,7 @@ def test_append_at_a_file_size_limit_writes_the_whole_line_or_nothing(tmp_path):
 
 
 def test_append_to_a_full_device_raises_a_clear_error():
-    from errbook import ledger
+    from errbook.runbooks import ledger
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
     with pytest.raises(ledger.LedgerWriteError, match="No space left on device"):
@@ -407,7 +416,7 @@ def test_append_to_a_full_device_raises_a_clear_error():
 
 
 def test_append_on_a_full_tmpfs_rolls_back(tmp_path):
-    from errbook import ledger
+    from errbook.runbooks import ledger
     mnt = tmp_path / "small"
     mnt.mkdir()
     if not IS_ROOT or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
@@ -438,7 +447,7 @@ def test_append_on_a_full_tmpfs_rolls_back(tmp_path):
 
 def _quick_root(tmp_path, bodies: dict[str, str | Path]) -> Path:
     """A checkout with RMN-0001 plus one entry per runbook body (source text, or a hostile notebook file)."""
-    from errbook import scaffold
+    from errbook.kb import scaffold
     root = make_root(tmp_path / "root")
     base = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
     for eid, body in bodies.items():
@@ -458,7 +467,7 @@ PASSING = '@rb.check("static", "fine")\ndef _():\n    assert True'
 
 def test_run_on_a_full_ledger_prints_every_unsaved_record_and_fails(tmp_path):
     """RLIMIT_FSIZE on the whole `errbook run`: the executed notebooks fit, the ledger cannot grow."""
-    from errbook import ledger
+    from errbook.runbooks import ledger
     root = _quick_root(tmp_path, {"RMN-0002": PASSING, "RMN-0003": PASSING})
     led = root / "runbooks" / "ledger.jsonl"
     with open(led, "w") as f:   # a ledger bigger than anything else the run writes (notebooks are ~10 KB)
@@ -472,7 +481,7 @@ def test_run_on_a_full_ledger_prints_every_unsaved_record_and_fails(tmp_path):
     assert "runbooks: 2 passed" in r.stdout                                # the summary is still printed
     assert "2 of 2 record(s) NOT saved" in r.stdout
     assert "could not be saved to" in r.stderr and "File too large" in r.stderr
-    saved = [json.loads(l) for l in r.stderr.splitlines() if l.startswith("{")]
+    saved = [json.loads(ln) for ln in r.stderr.splitlines() if ln.startswith("{")]
     assert sorted(x["entry"] for x in saved) == ["RMN-0002", "RMN-0003"]
     assert all(x["outcome"] == "passed" for x in saved)
     assert led.read_bytes() == before                                      # nothing half-written
@@ -501,10 +510,8 @@ def survivors(root: Path) -> list[int]:
 
 def _kill_all(pids):
     for pid in pids:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def wait_until(pred, what: str, ceiling: float = HANG):
@@ -586,7 +593,7 @@ def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
     text = nb.read_text()
     assert "output truncated for publication" in text and '"errbook_truncated"' in text
     json.loads(text)                                      # still a notebook
-    from errbook import ledger
+    from errbook.runbooks import ledger
     saved, problems = ledger.read(root / "runbooks" / "ledger.jsonl")
     assert problems == [] and sorted(x["entry"] for x in saved) == sorted(nbs)
     assert left == [], f"processes outlived the run: {left}"
@@ -596,7 +603,7 @@ def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
 def test_wrong_types_anywhere_give_findings_not_crashes(mini_root):
     """Every field of a real entry, down to the first item of each list, replaced by values of the wrong type:
     validate reports findings and never raises (before: 36 of 840 such entries crashed it)."""
-    from errbook import validate
+    from errbook.kb import validate
     base = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
     bad_values = [5, "x", [5], [[5]], {"a": 5}, None, True, [{}], [["RMN-0001"]]]
 
@@ -685,8 +692,8 @@ def test_a_200_mb_line_and_a_million_matching_lines_stay_flat(tmp_path):
 
 
 def test_broken_labelled_logs_never_break_triage(mini_root):
-    """The shipped index reads tests/triage_eval/ labels; a broken, binary or oddly shaped label only drops that log."""
-    d = mini_root / "tests" / "triage_eval" / "unseen"
+    """The shipped index reads errata/corpus/ labels; a broken, binary or oddly shaped label only drops that log."""
+    d = mini_root / "errata" / "corpus" / "unseen"
     d.mkdir(parents=True)
     for name, meta in (("a", b"expect: [unclosed\n"), ("b", b"\xff\xfe\x00bin"), ("c", b"- just\n- a list\n"),
                        ("d", b"expect: 12\nthread: {x: 1}\n")):
@@ -704,7 +711,7 @@ def test_broken_labelled_logs_never_break_triage(mini_root):
 def test_broken_labels_stop_eval_with_file_and_line(mini_root):
     """The same labels stop `errbook eval` instead: its figures must never be computed without a log whose label
     could not be read. It names the file (and the line, for YAML) and exits 2, no traceback."""
-    d = mini_root / "tests" / "triage_eval" / "unseen"
+    d = mini_root / "errata" / "corpus" / "unseen"
     d.mkdir(parents=True)
     (d / "a.log").write_text("hipErrorNoBinaryForGpu: Unable to find code object\n")
     for meta, where in ((b"expect: RMN-0001\nwhy: \"a \\'quoted\\' word\"\n", "a.yaml:2:"),

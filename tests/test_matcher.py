@@ -1,5 +1,5 @@
 """The first stage: single lines, ordered sequences, and ranking that puts specific evidence first."""
-from errbook import matcher
+from errbook.triage import matcher
 
 
 def sig(entry, sid, priority, pattern=None, sequence=None, within=None, ignore_case=False, counter=()):
@@ -36,14 +36,16 @@ def test_single_line_and_ignore_case():
 
 
 def test_sequence_in_order_within_window():
-    m = M(E("RMN-0002", [sig("RMN-0002", "seq", 4, sequence=[r"Memory access fault by GPU", r"Reason: Page not present"],
+    m = M(E("RMN-0002",
+            [sig("RMN-0002", "seq", 4, sequence=[r"Memory access fault by GPU", r"Reason: Page not present"],
                              within=5)]))
     assert m.match_text("Memory access fault by GPU node-2\nx\nReason: Page not present or supervisor privilege")
     assert not m.match_text("Reason: Page not present\nMemory access fault by GPU node-2")       # wrong order
     assert not m.match_text("Memory access fault by GPU\n" + "x\n" * 10 + "Reason: Page not present")  # too far
     # a later first step restarts the window
-    res = m.match_text("Memory access fault by GPU\n" + "x\n" * 10 + "Memory access fault by GPU\nReason: Page not present")
-    assert [l["line"] for l in res[0]["evidence"][0]["lines"]] == [12, 13]
+    res = m.match_text("Memory access fault by GPU\n" + "x\n" * 10 + "Memory access fault by GPU\nReason: Page not "
+                                                                     "present")
+    assert [ln["line"] for ln in res[0]["evidence"][0]["lines"]] == [12, 13]
     # one line never advances two steps
     assert not m.match_text("Memory access fault by GPU; Reason: Page not present")
 
@@ -61,7 +63,8 @@ def test_on_one_line_the_more_specific_signature_wins_whatever_the_priority():
     specific = E("RMN-0200", [sig("RMN-0200", "specific", 2,
                                   r"HIP error: invalid device function.*composable_kernel/include/ck")])
     m = M(generic, specific)
-    line = "RuntimeError: HIP error: invalid device function at composable_kernel/include/ck/host_utility/kernel_launch.hpp"
+    line = ("RuntimeError: HIP error: invalid device function at "
+            "composable_kernel/include/ck/host_utility/kernel_launch.hpp")
     res = m.match_text(line)
     assert [r["id"] for r in res] == ["RMN-0200", "RMN-0100"]
     assert res[1]["standing"] == 2 and "outranked" in res[1]["note"]
@@ -73,7 +76,8 @@ def test_on_one_line_the_more_specific_signature_wins_whatever_the_priority():
 def test_cosmetic_entries_rank_below_a_real_cause():
     m = M(E("RMN-0096", [sig("RMN-0096", "ids", 5, r"amdgpu\.ids: No such file or directory")], cosmetic=True),
           E("RMN-0090", [sig("RMN-0090", "nb", 3, r"invalid device function")]))
-    res = m.match_text("/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\nHIP error: invalid device function")
+    res = m.match_text("/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\nHIP error: invalid device "
+                       "function")
     assert [r["id"] for r in res] == ["RMN-0090", "RMN-0096"] and res[1]["standing"] == 1
 
 
@@ -93,7 +97,8 @@ def test_a_signature_whose_paths_are_the_message_is_not_vetoed_by_another_path()
     m = M(E("RMN-0210", [dict(s, keeps=["paths"])]))
     assert m.match_text("Consult /var/lib/dkms/amdgpu/6.8.5-2041575.24.04/build/make.log for more information.")
     vetoed = M(E("RMN-0210", [s]))       # without keeps the masked veto applies, as for other signatures
-    assert not vetoed.match_text("Consult /var/lib/dkms/amdgpu/6.8.5-2041575.24.04/build/make.log for more information.")
+    assert not vetoed.match_text(
+        "Consult /var/lib/dkms/amdgpu/6.8.5-2041575.24.04/build/make.log for more information.")
 
 
 def test_numbers_are_not_masked_for_vetoes():

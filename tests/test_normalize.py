@@ -2,9 +2,10 @@
 import random
 import re
 
-from errbook import normalize
-from errbook.prefilter import loose
 import re2
+
+from errbook.triage import normalize
+from errbook.triage.prefilter import loose
 
 
 def test_launcher_and_logger_prefixes_are_stripped():

@@ -3,8 +3,9 @@ import io
 
 import pytest
 
-from errbook import entries, linescan, parallel, prefilter, triage
 from conftest import REPO
+from errbook.kb import entries
+from errbook.triage import linescan, parallel, pipeline, prefilter
 
 
 @pytest.fixture(scope="module")
@@ -21,15 +22,15 @@ def _stream(m, data: bytes):
 
 def test_hyperscan_re2_and_in_memory_agree_on_every_labelled_log(active, monkeypatch):
     pytest.importorskip("hyperscan")
-    logs = sorted((REPO / "tests" / "triage_eval").rglob("*.log"))
+    logs = sorted((REPO / "errata" / "corpus").rglob("*.log"))
     texts = [p.read_bytes() for p in logs]
     for s_ in ([x for e in active for s in e["signatures"] for x in s["examples"]]):
         texts.append(s_["text"].encode("utf-8"))
     monkeypatch.setenv("ERRBOOK_PREFILTER", "hyperscan")
-    hs = triage.build_matcher(active)
+    hs = pipeline.build_matcher(active)
     assert hs.prefilter.name == hs.note_prefilter(frozenset(["s2"])).name == "hyperscan"
     monkeypatch.setenv("ERRBOOK_PREFILTER", "re2")
-    r2 = triage.build_matcher(active)
+    r2 = pipeline.build_matcher(active)
     assert r2.prefilter.name == r2.note_prefilter(frozenset(["s2"])).name == "re2"
     for data in texts:
         mem = r2.new_scan()
@@ -50,7 +51,7 @@ def test_lines_reports_candidate_lines_and_ids():
 
 
 def test_once_notes_are_full_their_patterns_leave_the_prefilter(active):
-    m = triage.build_matcher(active)
+    m = pipeline.build_matcher(active)
     data = b"".join(b"warning: gfx90a line %d\n" % i for i in range(2000)) + b"end\n"
     scan = m.new_scan()
     linescan.scan_stream(m, io.BytesIO(data), scan)
@@ -65,7 +66,7 @@ def test_repeated_lines_count_the_same_as_in_memory(active, monkeypatch):
     monkeypatch.setattr(linescan, "MEMO_LINES", 50)
     for engine in (["hyperscan"] if _has_hyperscan() else []) + ["re2"]:
         monkeypatch.setenv("ERRBOOK_PREFILTER", engine)
-        m = triage.build_matcher(active)
+        m = pipeline.build_matcher(active)
         mem = m.new_scan()
         m.feed_text(mem, text)
         got = _stream(m, text.encode("utf-8"))
@@ -79,7 +80,8 @@ def test_a_dense_log_grouped_by_distinct_line_gives_what_line_by_line_gives(acti
     across distinct lines, sequences, notes and outranked hits equal the line-by-line path and the in-memory
     path, in one process and with parallel workers (whose evidence is re-read by file offset)."""
     ex = [ln for e in active for s in e["signatures"] for x in s["examples"] for ln in x["text"].split("\n")][:60]
-    extra = ["warning: gfx90a here", "HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py", "x" * 3000 + " hipErrorNoBinaryForGpu",
+    extra = ["warning: gfx90a here", "HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py",
+             "x" * 3000 + " hipErrorNoBinaryForGpu",
              "ok\r", "step 1 loss 0.5"]
     # the last quarter brings lines not seen before (sequences among them): their first hits, the evidence,
     # fall in grouped chunks, also in the second parallel worker
@@ -96,7 +98,7 @@ def test_a_dense_log_grouped_by_distinct_line_gives_what_line_by_line_gives(acti
     path.write_bytes(data)
     for engine in (["hyperscan"] if _has_hyperscan() else []) + ["re2"]:
         monkeypatch.setenv("ERRBOOK_PREFILTER", engine)
-        m = triage.build_matcher(active)
+        m = pipeline.build_matcher(active)
         mem = m.new_scan()
         m.feed_text(mem, data.decode("utf-8"))
         monkeypatch.setattr(linescan, "DENSE_CANDIDATES", 10 ** 9)        # line by line only

@@ -10,16 +10,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from errbook import ledger, platform, scaffold
 from conftest import BASE_ENTRY, REPO, errbook
+from errbook.kb import scaffold
+from errbook.machine import tiers
+from errbook.runbooks import ledger
 
 BODIES = {
-    "RMN-0002": ("failed", '@rb.check("static", "a check that fails")\ndef _():\n    assert 1 + 1 == 3, "arithmetic is broken"'),
+    "RMN-0002": ("failed", '@rb.check("static", "a check that fails")\ndef _():\n    assert 1 + 1 == 3, "arithmetic '
+                           'is broken"'),
     "RMN-0003": ("error", "raise RuntimeError('the notebook itself broke')"),
     "RMN-0004": ("timeout", "import time\ntime.sleep(600)"),
     "RMN-0005": ("crashed", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
     "RMN-0006": ("passed", '@rb.check("static", "fine")\ndef _():\n    assert 2 + 2 == 4\n\n'
-                           '@rb.check("rocm", "needs an AMD GPU", needs="torch-rocm")\ndef _():\n    raise AssertionError("must not run here")'),
+                           '@rb.check("rocm", "needs an AMD GPU", needs="torch-rocm")\ndef _():\n    raise '
+                           'AssertionError("must not run here")'),
 }
 
 
@@ -51,7 +55,7 @@ def test_outcomes_are_recorded_and_do_not_hide_each_other(run_root, tmp_path):
     saved, problems = ledger.read(led)
     assert problems == [] and sorted(x["entry"] for x in saved) == ids
     for rec in saved:
-        assert rec["fingerprint"]["platform"] == platform.detect()["fingerprint"]["platform"]
+        assert rec["fingerprint"]["platform"] == tiers.detect()["fingerprint"]["platform"]
         assert rec["date"].endswith("Z") and rec["commit"]
     assert (tmp_path / "nb" / "RMN-0006--cpu.ipynb").is_file()
 
@@ -89,13 +93,13 @@ def test_corrupt_line_is_reported_not_dropped(tmp_path):
 
 
 def test_unknown_need_is_an_error_not_available():
-    from errbook.runbook import Runbook
+    from errbook.runbooks.runbook import Runbook
     rb = Runbook("RMN-0001", tiers="static")
     with pytest.raises(ValueError, match="unknown need 'triton'"):
         @rb.check("static", "a misspelt need", needs="triton")
         def _():
             pass
-    assert rb.skip_reason("static", "triton-amd") == platform.needs_available(rb.platform)["triton-amd"]
+    assert rb.skip_reason("static", "triton-amd") == tiers.needs_available(rb.platform)["triton-amd"]
 
 
 def _tier_ok(tier: dict, missing: set[str]) -> bool:
@@ -113,8 +117,8 @@ def test_every_real_runbook_passes_its_available_tiers(tmp_path):
     bad = {x["entry"]: (x["outcome"], x.get("reason", "")[:300]) for x in recs if x["outcome"] != "passed"}
     assert not bad, bad
     assert r.returncode == 0
-    info = platform.detect()
-    missing = {why for why in platform.needs_available(info).values() if why}
+    info = tiers.detect()
+    missing = {why for why in tiers.needs_available(info).values() if why}
     for x in recs:
         assert x["tiers"].get("static", {}).get("outcome") in ("passed", None)
         if info["tiers"]["toolchain"] is None and "toolchain" in x["tiers"]:
@@ -127,7 +131,7 @@ TRITON_USE = re.compile(r"^\s*(?:import triton|from triton)|triton_amdgcn\(", re
 def test_triton_checks_declare_their_need(tmp_path):
     """hipcc installed, Triton not (hidden here by a `triton` package that fails to import): every runbook that
     uses Triton still passes, its Triton checks skipped for the declared need "triton-amd", never failed."""
-    if platform.needs_available(platform.detect())["hipcc"]:
+    if tiers.needs_available(tiers.detect())["hipcc"]:
         pytest.skip("needs hipcc (the case is: hipcc installed, Triton not)")
     ids = sorted(p.stem for p in REPO.glob("runbooks/*/RMN-*.ipynb")
                  if TRITON_USE.search("\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"]
@@ -155,7 +159,7 @@ def test_triton_checks_declare_their_need(tmp_path):
 def test_fix_check_reads_only_the_fix():
     """Issue 26 (RMN-0114): 'signatures no longer match' must see the fix's output alone. A text that still carries
     the reproduction's output fails by name, whether the reproduction matched the signatures or only ran."""
-    from errbook.runbook import Runbook
+    from errbook.runbooks.runbook import Runbook
     rb = Runbook("RMN-0001", tiers="static")
     repro = rb.entry["signatures"][0]["examples"][0]["text"]       # "... fatal error: 'cuda_runtime.h' file not found"
     rb.expect_signature(repro)
@@ -170,7 +174,9 @@ def test_fix_check_reads_only_the_fix():
     # A reproduction that no signature matches yet (on a CUDA GPU, say) is remembered with note_reproduction: reading
     # it together with the fix fails now, not on the day a new signature starts to match it.
     rb = Runbook("RMN-0001", tiers="static")
-    cuda = rb.note_reproduction("arch NVIDIA H200\ntorch.float32 FLASH RuntimeError: No available kernel. Aborting execution.\n")
+    cuda = rb.note_reproduction("arch NVIDIA H200\ntorch.float32 FLASH RuntimeError: No available kernel. Aborting "
+                                "execution.\n")
     rb.expect_no_signature("arch NVIDIA H200\ntorch.float16 FLASH OK\n")      # its own process: one common line is fine
-    with pytest.raises(AssertionError, match=r"still contains the reproduction's output: 'arch NVIDIA H200' \(all 2 line"):
+    with pytest.raises(AssertionError,
+                       match=r"still contains the reproduction's output: 'arch NVIDIA H200' \(all 2 line"):
         rb.expect_no_signature(cuda + "torch.float16 FLASH OK\n")

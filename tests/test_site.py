@@ -14,8 +14,7 @@ import pytest
 import yaml
 
 from conftest import BASE_ENTRY, REPO, build, make_root
-from errbook import sitegen
-
+from errbook.web import entrypage, phrases
 
 INLINE_TAGS = r"</?(?:a|code|strong|em|span|small|b|i|kbd|mark|sub|sup)\b[^>]*>"
 
@@ -35,7 +34,8 @@ RICH = {
     "schema_version": "1.1.0",
     "cause": "The source still includes CUDA's `cuda_runtime.h`, which HIP-Clang neither ships nor searches.",
     "cause_zh": "源码仍包含 CUDA 的 `cuda_runtime.h`，HIP-Clang 不提供也不搜索该头文件。",
-    "symptoms_zh": ["hipcc 报错：找不到 cuda_runtime.h 头文件。", "报错末尾是 1 error generated when compiling for gfx90a。"],
+    "symptoms_zh": ["hipcc 报错：找不到 cuda_runtime.h 头文件。",
+                    "报错末尾是 1 error generated when compiling for gfx90a。"],
     "applies_to": [{"component": "rocm", "versions": ">=5.0, <6.2", "fixed_in": "6.2",
                     "evidence": "Fixture: a range with an end, to show how the page words it."},
                    {"component": "hip", "versions": "any", "evidence": "Fixture."}],
@@ -89,7 +89,8 @@ def _legacy_entry() -> dict:
 def _notebook(n_lines: int, extra_md: str = "") -> dict:
     src = json.loads((REPO / "runbooks" / "compile" / "RMN-0001.ipynb").read_text(encoding="utf-8"))
     src["cells"].append({"cell_type": "markdown", "metadata": {}, "id": "md-extra",
-                         "source": "## Section two\n\nText with <script>alert(9)</script> and **bold** words.\n" + extra_md})
+                         "source": "## Section two\n\nText with <script>alert(9)</script> and **bold** words.\n"
+                                   + extra_md})
     src["cells"].append({"cell_type": "code", "metadata": {}, "id": "big-out", "execution_count": 1,
                          "source": "for i in range(N): print('line', i)",
                          "outputs": [{"output_type": "stream", "name": "stdout",
@@ -124,7 +125,8 @@ def rich(tmp_path_factory):
     plain["verification"]["runbook"] = "runbooks/compile/RMN-0001.ipynb"
     plain["triggers"].pop("checks", None)
     plain["triggers"]["not_checkable"] = NOT_CHECKABLE
-    (root / "errata" / "compile" / "RMN-0003.yaml").write_text(yaml.safe_dump(plain, allow_unicode=True), encoding="utf-8")
+    (root / "errata" / "compile" / "RMN-0003.yaml").write_text(yaml.safe_dump(plain, allow_unicode=True),
+                                                               encoding="utf-8")
     (root / "errata" / "compile" / "RMN-0004.yaml").write_text(
         yaml.safe_dump(_legacy_entry(), allow_unicode=True, sort_keys=False), encoding="utf-8")
     runs = root / "docs" / "verification" / "runs"
@@ -136,15 +138,18 @@ def rich(tmp_path_factory):
     recs = [RECORD,
             _record(tiers={"gpu": {"outcome": "passed"}}, fingerprint={"platform": "cuda", "gpu": "NVIDIA H200"},
                     platform_label="CUDA · NVIDIA H200", notebook=None, date="2026-11-29T00:00:00Z"),
-            _record(outcome="failed", fingerprint={"platform": "rocm", "arch": "gfx942", "rocm": "6.4.1", "gpu": "MI300X"},
+            _record(outcome="failed",
+                    fingerprint={"platform": "rocm", "arch": "gfx942", "rocm": "6.4.1", "gpu": "MI300X"},
                     platform_label="ROCm 6.4.1 · gfx942", date="2026-11-28T00:00:00Z",
                     tiers={"rocm": {"outcome": "failed", "reason": "kernel ran on the wrong device"}},
                     notebook="docs/verification/runs/RMN-0001--rocm-gfx942.ipynb"),
             _record(outcome="passed", fingerprint={"platform": "rocm", "arch": "gfx90a", "rocm": "6.2.0"},
-                    platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z", tiers={"rocm": {"outcome": "passed"}},
+                    platform_label="ROCm 6.2.0 · gfx90a", date="2026-11-27T00:00:00Z",
+                    tiers={"rocm": {"outcome": "passed"}},
                     notebook=None),
             _record(entry="RMN-0003", notebook="docs/verification/runs/RMN-0003--cpu.ipynb")]
-    from errbook import entries as entries_mod, verified
+    from errbook.kb import entries as entries_mod
+    from errbook.kb import verified
     digests = {e.id: verified.digest(e, root) for e in entries_mod.load_all(root)[0]}
     recs = [dict(r, digest=digests[r["entry"]]) for r in recs]        # each made at its entry's current content
     (root / "runbooks" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
@@ -194,7 +199,8 @@ def test_entry_text_is_inert(built):
 
         def handle_starttag(self, tag, attrs):
             self.in_script = tag == "script"
-            found.extend((tag, k, v) for k, v in attrs if v and "alert" in v and (k.startswith("on") or v.strip().lower().startswith("javascript:")))
+            found.extend((tag, k, v) for k, v in attrs
+                         if v and "alert" in v and (k.startswith("on") or v.strip().lower().startswith("javascript:")))
             found.extend([(tag, "tag", "")] if tag in ("img", "iframe") else [])
 
         def handle_data(self, data):
@@ -212,7 +218,8 @@ def test_entry_page_shows_verification_and_corrections(built):
     _, out, _ = built
     html = page(out, "entries/RMN-0001")
     t = text_of(html)
-    assert re.search(r'<small class="eb-badge eb-passed" data-search-exclude>toolchain: passed \(no GPU\)</small>', html)
+    assert re.search(r'<small class="eb-badge eb-passed" data-search-exclude>toolchain: passed \(no GPU\)</small>',
+                     html)
     assert "<svg" not in re.search(r'<small class="eb-badge.*?</small>', html).group(0)       # glyph from CSS
     rows = [squash(text_of(r)) for r in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
     # each tier names where it ran: the toolchain tier its compilers, on a machine without a GPU
@@ -277,7 +284,8 @@ def test_entry_page_top_is_title_cause_then_fix_box(rich):
     assert "Port the include: replace the CUDA header with the HIP one." in text_of(box)
     assert code.strip() == "#include <hip/hip_runtime.h>"                    # the corrected command only
     assert 'href="#fix"' in box and "All 5 steps" in text_of(box)
-    assert "Applies to ROCm from 5.0, before 6.2 (changed in 6.2); HIP any version · reviewed 2026-11-20" in squash(text_of(box))
+    assert ("Applies to ROCm from 5.0, before 6.2 (changed in 6.2); HIP any version · reviewed 2026-11-20"
+            in squash(text_of(box)))
     assert "eb-badge eb-passed" in box and "static: passed" in text_of(box) and "toolchain: passed" in text_of(box)
 
 
@@ -309,7 +317,8 @@ def test_before_after_opens_on_after(rich):
     _, out = rich
     html = article(page(out, "entries/RMN-0001"))
     fix = html[html.find('id="fix"'):]
-    group = re.search(r'<div class="tabbed-set tabbed-alternate"[^>]*>(?:(?!<div class="tabbed-set).)*?Before.*?After.*?</div>', fix, re.S)
+    group = re.search(r'<div class="tabbed-set tabbed-alternate"[^>]*>(?:(?!<div '
+                      r'class="tabbed-set).)*?Before.*?After.*?</div>', fix, re.S)
     assert group
     inputs = re.findall(r"<input[^>]*>", group.group(0))
     labels = re.findall(r"<label[^>]*>([^<]*)</label>", group.group(0))
@@ -356,8 +365,9 @@ def test_entry_search_metadata(rich):
     docs = idx["docs"]
     assert not [d for d in docs if d["location"].startswith("verification/runs/")]     # executed runs: not indexed
     top = next(d for d in docs if d["location"] == "entries/RMN-0001/")
-    assert top["boost"] == sitegen.ENTRY_SEARCH_BOOST
-    assert "hipErrorFixtureName" in top["text"] and "fatal error: &#x27;cuda_runtime.h&#x27;" in html_mod.escape(html_mod.unescape(top["text"]))
+    assert top["boost"] == entrypage.ENTRY_SEARCH_BOOST
+    assert "hipErrorFixtureName" in top["text"]
+    assert "fatal error: &#x27;cuda_runtime.h&#x27;" in html_mod.escape(html_mod.unescape(top["text"]))
     assert not [d for d in docs if d["location"].startswith("entries/RMN-0001/#verification")]
     assert "static: passed" not in top["text"]                                           # badges are not text
     assert idx["config"]["fields"]["tags"]["boost"] < 10                                  # not Material's 1e6
@@ -380,7 +390,7 @@ def test_search_query_rewrite():
     qs = ["ROCBLAS_INTERNAL_FP16_ALT_IMPL=0", "Config file not found at", "HIP out of mem", "5", "gp",
           "Unable to open /dev/kfd read-write: Cannot allocate memory", "hipErrorNoDevice ",
           "the ROCBLAS_VERBOSE_HIPBLASLT_ERROR environment variable is set"]
-    r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/assets/search-query.js"), *qs],
+    r = subprocess.run(["node", "-e", js, str(REPO / "scripts/errbook/web/assets/search-query.js"), *qs],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [
@@ -392,21 +402,22 @@ def test_search_query_rewrite():
 
 def test_primary_identifier():
     d = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
-    assert sitegen.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
+    assert phrases.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
     d["aliases"] = ["seed-001-x", "hipErrorNoDevice"]
-    assert sitegen.primary_identifier(d) == "hipErrorNoDevice"
+    assert phrases.primary_identifier(d) == "hipErrorNoDevice"
     d["aliases"] = ["tensile-library-dat"]                 # a slug is not an identifier
-    assert sitegen.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
+    assert phrases.primary_identifier(d) == "fatal error: 'cuda_runtime.h' file not found"
 
 
 def test_version_words_and_first_sentences():
-    assert sitegen.version_words(">=6.0, <6.2") == "from 6.0, before 6.2"
-    assert sitegen.version_words(">=6.0,<=6.2") == "6.0–6.2"
-    assert sitegen.version_words("any") == "any version"
-    assert sitegen.first_sentences("Use `torch.cuda.get_arch_list()`. Then rebuild.", 40) == "Use `torch.cuda.get_arch_list()`."
-    assert sitegen.first_sentences("One e.g. two. Three.", 14) == "One e.g. two."
-    assert sitegen.first_sentences("One. Two.", 40, most=1) == "One."
-    long = sitegen.first_sentences("word " * 100, 50)
+    assert phrases.version_words(">=6.0, <6.2") == "from 6.0, before 6.2"
+    assert phrases.version_words(">=6.0,<=6.2") == "6.0–6.2"
+    assert phrases.version_words("any") == "any version"
+    assert phrases.first_sentences("Use `torch.cuda.get_arch_list()`. Then rebuild.", 40) == \
+        "Use `torch.cuda.get_arch_list()`."
+    assert phrases.first_sentences("One e.g. two. Three.", 14) == "One e.g. two."
+    assert phrases.first_sentences("One. Two.", 40, most=1) == "One."
+    long = phrases.first_sentences("word " * 100, 50)
     assert len(long) <= 52 and long.endswith("…")
 
 
@@ -451,7 +462,8 @@ def test_verification_matrix_shows_the_fleet(rich):
     assert 'href="runs/RMN-0001--rocm-gfx942/"' in cells[2]                             # link to the run
     assert 'eb-badge eb-passed' in cells[4] and 'href="runs/RMN-0001--cpu/"' in cells[4]
     assert "no run" in text_of(re.findall(r"<td[^>]*>(.*?)</td>",
-                                          next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "RMN-0003" in r), re.S)[1])
+                                          next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S)
+                                               if "RMN-0003" in r), re.S)[1])
 
 
 def test_hostile_ledger_values_are_text(tmp_path):
@@ -570,7 +582,8 @@ def test_invalid_entry_fails_the_build(tmp_path):
     p = root / "errata" / "compile" / "RMN-0001.yaml"
     p.write_text(p.read_text().replace("    priority: 4", "    priority: high"))
     r = build(root, tmp_path / "out")
-    assert r.returncode != 0 and "RMN-0001.yaml" in r.stdout + r.stderr and "signatures[0].priority" in r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "RMN-0001.yaml" in out and "signatures[0].priority" in out
 
 
 def test_unknown_entry_reference_fails_the_build(tmp_path):
@@ -587,4 +600,5 @@ def test_site_loads_nothing_from_other_hosts(built):
         html = pg.read_text(encoding="utf-8")
         external = re.findall(r'<(?:script|img|link|iframe)[^>]+(?:src|href)="(https?://[^"]+)"', html)
         external = [u for u in external if not u.startswith("https://rocm.docs")]
-        assert not [u for u in external if "stylesheet" in u or u.endswith((".js", ".css", ".svg", ".png", ".woff2"))], (pg, external)
+        assert not [u for u in external
+                    if "stylesheet" in u or u.endswith((".js", ".css", ".svg", ".png", ".woff2"))], (pg, external)

@@ -13,7 +13,10 @@ import yaml
 
 import slurmcluster
 from conftest import BASE_ENTRY, REPO, make_root
-from errbook import fleetmerge, ledger, platform, scaffold, slurm
+from errbook.kb import scaffold
+from errbook.machine import tiers
+from errbook.runbooks import fleetmerge, ledger, slurm, slurmstate
+from errbook.runbooks.spool import load_manifest, read_json, write_json
 
 FAST = ("RMN-0001", "RMN-0002", "RMN-0003")         # real compile runbooks whose static tier takes seconds
 SLEEPER = "RMN-0009"                                # a runbook that would run for minutes: the one we kill
@@ -79,9 +82,9 @@ def test_job_array_with_a_killed_task_merges_one_record_per_task(cluster, fleet_
     p = _cli(cluster, fleet_root, "run", *ids, "--tier", "static", "--slurm", "--spool", str(spool),
              "--poll", "1", "--timeout", "240", "--json")
     try:
-        job = _until(lambda: (slurm.read_json(spool / "manifest.json") or {}).get("classes", {})
+        job = _until(lambda: (read_json(spool / "manifest.json") or {}).get("classes", {})
                      .get("default", {}).get("job"), 30, "submission")
-        man = slurm.load_manifest(spool)
+        man = load_manifest(spool)
         assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{8}", man["run"])      # unique per submission, not the folder
         assert [t["entry"] for t in man["tasks"]] == ids and man["classes"]["default"]["sbatch"][2] == "--array=0-3"
         victim = f"{job}_{ids.index(SLEEPER)}"
@@ -104,7 +107,7 @@ def test_job_array_with_a_killed_task_merges_one_record_per_task(cluster, fleet_
     keys = {(r["slurm"]["run"], r["slurm"]["task"]) for r in recs}
     assert len(keys) == 4
     by = {r["entry"]: r for r in recs}
-    here = platform.detect()["fingerprint"]["platform"]
+    here = tiers.detect()["fingerprint"]["platform"]
     for i, eid in enumerate(ids):
         r = by[eid]
         assert r["slurm"]["job"] == f"{job}_{i}" and r["slurm"]["node"] == "localhost"
@@ -187,12 +190,12 @@ def _spool(tmp_path, n=3, run="20261201T000000Z-abc12345") -> tuple[Path, dict]:
     man = {"format": 1, "run": run, "created": "2026-12-01T00:00:00Z", "root": str(tmp_path),
            "commit": "c0ffee", "tasks": tasks,
            "classes": {"mi300x": {"options": {}, "tasks": list(range(n)), "job": "77"}}}
-    slurm.write_json(spool / "manifest.json", man)
+    write_json(spool / "manifest.json", man)
     return spool, man
 
 
 def _start(spool, n, gfx="gfx942"):
-    slurm.write_json(spool / "tasks" / f"{n}.start.json", {
+    write_json(spool / "tasks" / f"{n}.start.json", {
         "task": n, "job": f"77_{n}", "node": "gpu-a01", "started": "2026-12-01T00:00:05Z", "commit": "c0ffee",
         "fingerprint": {"platform": "rocm", "arch": gfx, "rocm": "6.4.1", "gpu": "AMD Instinct MI300X"},
         "platform_label": f"ROCm 6.4.1 · {gfx}"})
@@ -206,8 +209,8 @@ def _own(spool, n, outcome="passed"):
 
 
 def _snap(active=None, **states):
-    return lambda jobs: slurm.Snapshot(True, dict(active or {}), {
-        k.replace("t", "77_"): slurm.TaskState(v.split()[0], v, "gpu-a01", "0:15", "2026-12-01T00:00:05Z",
+    return lambda jobs: slurmstate.Snapshot(True, dict(active or {}), {
+        k.replace("t", "77_"): slurmstate.TaskState(v.split()[0], v, "gpu-a01", "0:15", "2026-12-01T00:00:05Z",
                                                "2026-12-01T00:10:05Z", "sacct") for k, v in states.items()})
 
 
@@ -216,14 +219,15 @@ def test_merge_outcomes_by_slurm_state(tmp_path):
     _own(spool, 0)
     _start(spool, 1)
     _start(spool, 2)
-    slurm.write_json(spool / "tasks" / "1.signal.json", {"signal": "SIGTERM", "at": "2026-12-01T00:10:00Z"})
+    write_json(spool / "tasks" / "1.signal.json", {"signal": "SIGTERM", "at": "2026-12-01T00:10:00Z"})
     lp = tmp_path / "ledger.jsonl"
     res = fleetmerge.merge(spool, tmp_path, lp, settle=0,
                            query=_snap(t0="COMPLETED", t1="TIMEOUT", t2="PREEMPTED"))
     by = {r["entry"]: r for r in res["added"]}
     assert by["RMN-0001"]["outcome"] == "passed" and by["RMN-0001"]["slurm"]["state"] == "COMPLETED"
     t = by["RMN-0002"]
-    assert t["outcome"] == "timeout" and t["tiers"] == {"static": {"outcome": "timeout"}, "rocm": {"outcome": "timeout"}}
+    assert t["outcome"] == "timeout" and t["tiers"] == {"static": {"outcome": "timeout"},
+                                                        "rocm": {"outcome": "timeout"}}
     assert t["fingerprint"]["arch"] == "gfx942" and t["date"] == "2026-12-01T00:10:05Z" and t["seconds"] == 600
     assert "received SIGTERM at 2026-12-01T00:10:00Z" in t["reason"]
     pre = by["RMN-0003"]
@@ -266,9 +270,10 @@ def test_merge_waits_for_running_and_unreachable_slurm(tmp_path):
     lp = tmp_path / "ledger.jsonl"
     # Task 0 is still running: only task 1 (which wrote its record) is merged.
     res = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=_snap(active={"77_0": "RUNNING"}, t1="COMPLETED"))
-    assert [r["entry"] for r in res["added"]] == ["RMN-0002"] and res["unfinished"] == ["77_0 RMN-0001 (task 0): running"]
+    assert [r["entry"] for r in res["added"]] == ["RMN-0002"] and res["unfinished"] == ["77_0 RMN-0001 (task 0): "
+                                                                                        "running"]
     # Slurm cannot be asked: a task without a record is left for later, never guessed dead.
-    res = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=lambda jobs: slurm.Snapshot(False))
+    res = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=lambda jobs: slurmstate.Snapshot(False))
     assert res["added"] == [] and "cannot be asked" in res["unfinished"][0]
     # Requeued after preemption: pending again, so still unfinished.
     res = fleetmerge.merge(spool, tmp_path, lp, settle=0, query=_snap(active={"77_0": "PENDING"}))
@@ -304,19 +309,19 @@ def test_merge_of_a_started_task_that_slurm_forgot(tmp_path):
 
 def test_parsers_on_slurm_output():
     # squeue -h -r -o '%i|%T' and scontrol show job -o, as slurm-wlm 22.05 printed them in the cluster fixture.
-    assert slurm.parse_squeue("5_2|RUNNING\n5_3|PENDING\n") == {"5_2": "RUNNING", "5_3": "PENDING"}
+    assert slurmstate.parse_squeue("5_2|RUNNING\n5_3|PENDING\n") == {"5_2": "RUNNING", "5_3": "PENDING"}
     line = ("JobId=9 ArrayJobId=5 ArrayTaskId=3 JobName=errbook-default UserId=root(0) JobState=CANCELLED "
             "Reason=None Dependency=(null) ExitCode=0:15 RunTime=00:00:06 StartTime=2026-12-01T04:18:15 "
             "EndTime=2026-12-01T04:18:21 NodeList=localhost BatchHost=localhost")
-    st = slurm.parse_scontrol(line + "\nJobId=5 ArrayJobId=5 ArrayTaskId=4-6 JobState=PENDING ExitCode=0:0\n")
+    st = slurmstate.parse_scontrol(line + "\nJobId=5 ArrayJobId=5 ArrayTaskId=4-6 JobState=PENDING ExitCode=0:0\n")
     assert st["5_3"].state == "CANCELLED" and st["5_3"].exit_code == "0:15" and st["5_3"].node == "localhost"
     assert {k for k, v in st.items() if v.state == "PENDING"} == {"5_4", "5_5", "5_6"}
     # sacct -n -P -X --format=JobID,State,NodeList,ExitCode,Start,End (the field layout of sacct(1), 22.05)
-    sa = slurm.parse_sacct("5_0|COMPLETED|gpu-a01|0:0|2026-12-01T04:18:15|2026-12-01T04:18:20\n"
+    sa = slurmstate.parse_sacct("5_0|COMPLETED|gpu-a01|0:0|2026-12-01T04:18:15|2026-12-01T04:18:20\n"
                            "5_[7-8]|CANCELLED by 1000|None assigned|0:0|Unknown|2026-12-01T04:19:00\n")
     assert sa["5_0"].state == "COMPLETED" and sa["5_8"].detail == "CANCELLED by 1000" and sa["5_7"].node == ""
     assert sa["5_7"].start is None
-    assert slurm.expand_indices("[1-7:3,9]%2") == [1, 4, 7, 9]
+    assert slurmstate.expand_indices("[1-7:3,9]%2") == [1, 4, 7, 9]
 
 
 def test_fleet_file_classes_and_sbatch_arguments(tmp_path):
@@ -334,7 +339,7 @@ def test_fleet_file_classes_and_sbatch_arguments(tmp_path):
     assert "--time=0:45:00" in b and b[-1] == "--qos=debug"
     script = slurm.batch_script(tmp_path, "mi300x", fleet["classes"]["mi300x"], "/shared/errbook/scripts")
     assert "module load rocm/6.2.4" in script
-    assert script.rstrip().endswith(f"exec apptainer exec --rocm -B /lustre errbook.sif python3 -m errbook.slurm "
+    assert script.rstrip().endswith(f"exec apptainer exec --rocm -B /lustre errbook.sif python3 -m errbook.runbooks.slurmtask "
                                     f"task {tmp_path} mi300x")
     f.write_text("classes:\n  mi300x: {partitoin: batch}\n")
     with pytest.raises(slurm.FleetError, match="unknown key 'partitoin'"):

@@ -4,8 +4,8 @@ import json
 
 import yaml
 
-from errbook import stale
 from conftest import errbook
+from errbook.kb import stale
 
 
 class E:
@@ -133,7 +133,8 @@ def test_the_knowledge_base_is_fresh_but_for_the_listed_entries():
     The review-age part is dated so the suite does not start failing as the calendar moves; `errbook stale` says
     what is due now."""
     from pathlib import Path
-    from errbook import entries
+
+    from errbook.kb import entries
     root = Path(__file__).resolve().parents[1]
     loaded, _ = entries.load_all(root)
     due = {r["id"] for r in stale.due(loaded, stale.load_releases(root), TODAY)}

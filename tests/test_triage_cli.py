@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from errbook import entries, linescan, matcher, parallel, triage
 from conftest import REPO, errbook
+from errbook.kb import entries
+from errbook.triage import linescan, matcher, parallel, pipeline
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
 
@@ -54,7 +55,7 @@ def test_stdin(mini_root):
 def _scan(root, data: bytes, chunk: int, monkeypatch):
     monkeypatch.setattr(linescan, "CHUNK", chunk)
     loaded, _ = entries.load_all(root)
-    m = triage.build_matcher(loaded)
+    m = pipeline.build_matcher(loaded)
     s = m.new_scan()
     n, b = linescan.scan_stream(m, io.BytesIO(data), s)
     return s.results(), n, b
@@ -101,7 +102,7 @@ def test_tally_is_opt_in_and_holds_no_log_text(mini_root, tmp_path):
     errbook("triage", "--tally", str(tally), str(log), root=mini_root)
     text = tally.read_text()
     assert "SECRET" not in text and "cuda_runtime" not in text
-    assert [json.loads(l)["top"] for l in text.splitlines()] == ["RMN-0001", "RMN-0001"]
+    assert [json.loads(ln)["top"] for ln in text.splitlines()] == ["RMN-0001", "RMN-0001"]
     r = errbook("triage", "--show-tally", "--tally", str(tally), root=mini_root)
     assert r.stdout.decode().split() == ["2", "RMN-0001"]
 
@@ -138,5 +139,5 @@ def test_parallel_file_scan_equals_one_process(tmp_path, monkeypatch):
     assert (n1, b1) == (n2, b2) == (4003, path.stat().st_size)
     assert one.results() == many.results()
     by_id = {r["id"]: r for r in many.results()}
-    assert [l["line"] for l in by_id["RMN-0001"]["evidence"][0]["lines"]] == [1991, 2011]
+    assert [ln["line"] for ln in by_id["RMN-0001"]["evidence"][0]["lines"]] == [1991, 2011]
     assert by_id["RMN-0002"]["evidence"][0]["lines"][0]["line"] == 2503

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from errbook import linescan, matcher, parallel, triage
 from conftest import REPO, errbook
+from errbook.triage import linescan, matcher, parallel, pipeline
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
 
@@ -66,7 +66,7 @@ def test_spill_over_budget_falls_back_to_one_process(tmp_path, monkeypatch, caps
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 0)
     m = _sig()
     scan = m.new_scan()
-    lines, _ = triage.scan_file(m, str(path), scan, workers=2)
+    lines, _ = pipeline.scan_file(m, str(path), scan, workers=2)
     assert lines == 100000 and scan.results()[0]["hits"] == 50000
     assert "one process instead" in capsys.readouterr().err
 
@@ -76,7 +76,7 @@ def test_sigterm_and_ctrl_c_stop_a_parallel_scan_and_leave_no_spill(tmp_path, si
     big = tmp_path / "big.log"
     with open(big, "wb") as f:
         for _ in range(48):
-            f.write((b"step one of a failure\nstep two of a failure\n" * 50000))
+            f.write(b"step one of a failure\nstep two of a failure\n" * 50000)
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir))
@@ -113,7 +113,8 @@ def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     ("crlf", b"a\r\nb\r\n" + ERR.rstrip(b"\n") + b"\r\n", 3),
     ("json-escaped", b'{"log":"building\\n' + ERR.rstrip(b"\n").replace(b"'", b"'") + b'\\n","stream":"stderr"}\n', 1),
     ("beyond-4096", b"x" * 10000 + b" " + ERR, 1),
-    ("gcc-quotes-windows", "C:\\Users\\me\\proj\\a.hip:1:10: fatal error: \u2018cuda_runtime.h\u2019 file not found\n".encode(), 1),
+    ("gcc-quotes-windows",
+     "C:\\Users\\me\\proj\\a.hip:1:10: fatal error: \u2018cuda_runtime.h\u2019 file not found\n".encode(), 1),
 ])
 def test_hostile_log_shapes_still_find_the_error(name, data, line):
     r = errbook("triage", "--json", root=REPO, input=data)
@@ -123,7 +124,7 @@ def test_hostile_log_shapes_still_find_the_error(name, data, line):
 
 
 def test_memory_guard_hands_back_heap_pages_only_past_the_working_set(monkeypatch):
-    from errbook import memtrim
+    from errbook.triage import memtrim
     g = memtrim.Guard()
     if g._fd is None:
         pytest.skip("no /proc/self/statm or glibc here: the guard is a no-op")

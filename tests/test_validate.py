@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from errbook import validate
 from conftest import errbook
+from errbook.kb import validate
 
 BASE = (Path(__file__).parent.parent / "errata" / "compile" / "RMN-0001.yaml").read_text(encoding="utf-8")
 
 
 def line_of(text: str, needle: str, nth: int = 0) -> int:
-    lines = [i for i, l in enumerate(text.splitlines(), 1) if needle in l]
+    lines = [i for i, ln in enumerate(text.splitlines(), 1) if needle in ln]
     return lines[nth]
 
 
@@ -156,15 +156,19 @@ def test_scaffold_next_id_and_todo_flagged(mini_root):
 def test_fast_schema_path_agrees_with_jsonschema():
     """The fastjsonschema shortcut may only say 'valid' where jsonschema finds nothing."""
     import copy
-    from errbook import entries
+
     from conftest import REPO
+    from errbook.kb import entries
     fast = validate._fast_check()
     assert fast is not None
     loaded, _ = entries.load_all(REPO)
     samples = [e.data for e in loaded]
-    bad = copy.deepcopy(samples[0]); bad["signatures"][0]["priority"] = 7
-    bad2 = copy.deepcopy(samples[0]); bad2["references"][0]["url"] = "http://x"
-    bad3 = copy.deepcopy(samples[0]); bad3["signatures"][0]["sequence"] = ["abcd", "efgh"]   # pattern and sequence
+    bad = copy.deepcopy(samples[0])
+    bad["signatures"][0]["priority"] = 7
+    bad2 = copy.deepcopy(samples[0])
+    bad2["references"][0]["url"] = "http://x"
+    bad3 = copy.deepcopy(samples[0])
+    bad3["signatures"][0]["sequence"] = ["abcd", "efgh"]   # pattern and sequence
     for data in samples + [bad, bad2, bad3]:
         try:
             fast(data)
@@ -175,7 +179,7 @@ def test_fast_schema_path_agrees_with_jsonschema():
 
 
 def test_link_to_the_old_rocm_tracker_is_a_finding(mini_root):
-    url = next(l.split("url: ")[1] for l in BASE.splitlines() if "url: https://" in l)
+    url = next(ln.split("url: ")[1] for ln in BASE.splitlines() if "url: https://" in ln)
     text = BASE.replace(url, "https://github.com/ROCm/ROCm/issues/2429", 1)
     f = run(mini_root, text)
     got = [(x.field, x.line) for x in f if "legacy-rocm-build" in x.message]

@@ -7,7 +7,7 @@ import nbformat
 import yaml
 
 from conftest import REPO, build, errbook, make_root
-from errbook import entries, verified
+from errbook.kb import entries, verified
 
 
 def _entry(root):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent.parent / "scripts"))
-from errbook import facts  # noqa: E402
+from errbook.machine import facts  # noqa: E402
 
 DERIVED = {n for n, d in facts.VOCAB.items() if d.about.endswith("(derived)") or "(derived" in d.about}
 
@@ -28,12 +28,14 @@ def base() -> dict:
     v.update({
         "os.kernel": "6.8.0-45-generic", "os.machine": "x86_64", "os.distro": "ubuntu", "os.distro_version": "22.04",
         "os.glibc": "2.35", "os.wsl": False, "container.detected": False, "container.kind": None,
-        "cpu.hypervisor": False, "kernel.cmdline": "BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=0 ro quiet splash",
+        "cpu.hypervisor": False,
+              "kernel.cmdline": "BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=0 ro quiet splash",
         "kernel.numa_balancing": 0, "kernel.iommu_default_passthrough": False, "kernel.amdgpu_loaded": False,
         "kernel.nvidia_loaded": False, "numa.nodes": 1, "iommu.enabled": False,
         "dev.kfd.present": False, "dev.kfd.rw": None, "dev.kfd.group": None, "dev.kfd.mode": None,
         "dev.dri.present": False, "dev.dri.render_nodes": 0, "dev.dri.render_rw": None, "dev.dri.group": None,
-        "dev.dxg.present": False, "dev.infiniband.present": False, "rdma.devices": 0, "user.uid": 1000, "user.is_root": False, "user.groups": ["dev", "sudo"],
+        "dev.dxg.present": False, "dev.infiniband.present": False, "rdma.devices": 0, "user.uid": 1000,
+              "user.is_root": False, "user.groups": ["dev", "sudo"],
         "gpu.kfd_present": False, "gpu.kfd_count": 0, "gpu.pci_amd_count": 0, "gpu.pci_amd_unbound": 0,
         "gpu.pci_nvidia_count": 0,
         "nvidia.present": False, "rocm.installs": [], "rocm.versions": [], "rocm.default_path": None,
@@ -65,7 +67,8 @@ def amd_host(gfx: str, n: int, rocm: str = "6.2.0") -> dict:
         "rocm.default_version": f"{rocm}-66", "libs.amdhip64": [f"{prefix}/lib/libamdhip64.so.6"],
         "rocblas.library_dir": f"{prefix}/lib/rocblas/library", "rocblas.gfx": ["gfx1030", "gfx1100", "gfx1101",
                                                                                  "gfx908", "gfx90a", "gfx942"],
-        "miopen.db_dir": f"{prefix}/share/miopen/db", "miopen.kdb_files": [f"{gfx}_{'304' if gfx == 'gfx942' else '60'}.kdb"],
+        "miopen.db_dir": f"{prefix}/share/miopen/db",
+            "miopen.kdb_files": [f"{gfx}_{'304' if gfx == 'gfx942' else '60'}.kdb"],
         "tools.hipcc": f"{prefix}/bin/hipcc", "tools.hip_version": "6.2.41133-dd7f95766",
         "tools.hip_clang": f"{prefix}/llvm/bin/clang++", "tools.rocminfo": f"{prefix}/bin/rocminfo",
         "tools.amd_smi": f"{prefix}/bin/amd-smi",
@@ -91,13 +94,15 @@ m = merge(base(), amd_host("gfx942", 8), {"numa.nodes": 2, "kernel.numa_balancin
 MACHINES["mi300x-node"] = m
 
 # A Radeon RX 7800 XT (gfx1101) workstation whose shell profile sets the override as a bare number.
-m = merge(base(), amd_host("gfx1101", 1), {"env.HSA_OVERRIDE_GFX_VERSION": "1100", "gpu.names": ["AMD Radeon RX 7800 XT"],
+m = merge(base(), amd_host("gfx1101", 1),
+          {"env.HSA_OVERRIDE_GFX_VERSION": "1100", "gpu.names": ["AMD Radeon RX 7800 XT"],
                                    "gpu.xgmi_links": 0, "gpu.rocminfo_gfx": []},
          rocm_torch([], ARCH_62, ["gfx1030", "gfx1100", "gfx90a", "gfx942"]))
 MACHINES["radeon-bad-override"] = m
 
 # A Radeon RX 6600 (gfx1032) with the documented community workaround, HSA_OVERRIDE_GFX_VERSION=10.3.0.
-m = merge(base(), amd_host("gfx1032", 1), {"env.HSA_OVERRIDE_GFX_VERSION": "10.3.0", "gpu.names": ["AMD Radeon RX 6600"],
+m = merge(base(), amd_host("gfx1032", 1),
+          {"env.HSA_OVERRIDE_GFX_VERSION": "10.3.0", "gpu.names": ["AMD Radeon RX 6600"],
                                    "gpu.xgmi_links": 0, "gpu.rocminfo_gfx": ["gfx1030"],
                                    "miopen.kdb_files": ["gfx1030_28.kdb"]},
          rocm_torch(["gfx1030"], ARCH_62, ["gfx1030", "gfx1100", "gfx90a", "gfx942"]))
@@ -117,16 +122,19 @@ MACHINES["container-no-kfd"] = m
 
 # An NVIDIA H200 box with a CUDA build of PyTorch (what the lead's device run sees).
 m = merge(base(), {"nvidia.present": True, "nvidia.driver": "580.95.05", "nvidia.gpus": ["NVIDIA H200"],
-          "kernel.nvidia_loaded": True, "gpu.pci_nvidia_count": 1, "container.detected": True, "container.kind": "docker",
+          "kernel.nvidia_loaded": True, "gpu.pci_nvidia_count": 1, "container.detected": True,
+                   "container.kind": "docker",
           "user.uid": 0, "user.is_root": True, "user.groups": ["root"], "numa.nodes": 2, "kernel.numa_balancing": 1,
           "torch.installed": True, "torch.version": "2.11.0+cu130", "torch.build": "cuda", "torch.cuda": "13.0",
-          "torch.gpu_available": True, "torch.device_count": 1, "torch.gfx": [], "torch.arch_list": ["sm_80", "sm_90", "sm_100", "sm_120"],
+          "torch.gpu_available": True, "torch.device_count": 1, "torch.gfx": [],
+                   "torch.arch_list": ["sm_80", "sm_90", "sm_100", "sm_120"],
           "triton.installed": True, "triton.version": "3.5.0", "triton.dist": "triton", "triton.amd_backend": True,
           "triton.nvidia_backend": True, "pkg.triton": "3.5.0"})
 MACHINES["cuda-h200"] = m
 
 # A laptop without any GPU compute stack: CPU build of PyTorch.
-m = merge(base(), {"torch.installed": True, "torch.version": "2.5.1+cpu", "torch.build": "cpu", "torch.gpu_available": False,
+m = merge(base(), {"torch.installed": True, "torch.version": "2.5.1+cpu", "torch.build": "cpu",
+                   "torch.gpu_available": False,
           "torch.device_count": 0, "torch.gfx": [], "torch.arch_list": []})
 MACHINES["cpu-laptop"] = m
 
@@ -169,10 +177,12 @@ MACHINES["rdna2-pip-workstation"] = m
 m = merge(base(), {"os.wsl": True, "os.kernel": "5.15.153.1-microsoft-standard-WSL2", "cpu.hypervisor": True,
                    "dev.dxg.present": True, "rocm.installs": ["/opt/rocm-6.1.3"], "rocm.versions": ["6.1.3-122"],
                    "rocm.default_path": "/opt/rocm-6.1.3", "rocm.default_version": "6.1.3-122",
-                   "libs.amdhip64": ["/opt/rocm-6.1.3/lib/libamdhip64.so.6"], "tools.rocminfo": "/opt/rocm-6.1.3/bin/rocminfo",
+                   "libs.amdhip64": ["/opt/rocm-6.1.3/lib/libamdhip64.so.6"],
+                   "tools.rocminfo": "/opt/rocm-6.1.3/bin/rocminfo",
                    "tools.hipcc": "/opt/rocm-6.1.3/bin/hipcc", "tools.hip_clang": "/opt/rocm-6.1.3/llvm/bin/clang++",
                    "tools.hip_version": "6.1.40093-bd86f1708"},
-          rocm_torch([], ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"], ["gfx1100", "gfx90a"],
+          rocm_torch([], ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"],
+                     ["gfx1100", "gfx90a"],
                      version="2.4.1+rocm6.1", hip="6.1.40091-a8dbc0c19"))
 MACHINES["wsl2-radeon-rocm61"] = m
 

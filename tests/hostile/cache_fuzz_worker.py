@@ -4,7 +4,8 @@ mutates the compiled-pattern cache in $ERRBOOK_CACHE case by case and prints one
 
     python cache_fuzz_worker.py SEED CASES
 
-errbook is imported as the test imports it (PYTHONPATH or the installed package). A verdict compares the prefilter's answer (which lines may match, and which patterns) after the mutation with its
+errbook is imported as the test imports it (PYTHONPATH or the installed package). A verdict compares the
+prefilter's answer (which lines may match, and which patterns) after the mutation with its
 answer from a freshly compiled database. Works against any errbook version: it finds the cache files by name
 (hs*-*.db) and Hyperscan's database inside them by its magic number.
 """
@@ -56,12 +57,14 @@ def say(**kw):
 
 
 def main(seed: int, n_cases: int) -> None:
-    from errbook import entries as entries_mod, normalize, prefilter, triage, validate
+    from errbook.kb import entries as entries_mod
+    from errbook.kb import validate
+    from errbook.triage import normalize, pipeline, prefilter
     cache = Path(os.environ["ERRBOOK_CACHE"])
     usable, _ = validate.usable_entries(REPO)
-    pats = triage.build_matcher(list(entries_mod.active(usable))).patterns
+    pats = pipeline.build_matcher(list(entries_mod.active(usable))).patterns
     set_a, set_b = pats[:N_PATTERNS], pats[N_PATTERNS:2 * N_PATTERNS]
-    logs = sorted((REPO / "tests" / "triage_eval" / "real").glob("*.log"))
+    logs = sorted((REPO / "errata" / "corpus" / "real").glob("*.log"))
     probe = normalize.probe(b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in logs))
 
     def answer():

@@ -17,11 +17,12 @@ HANG = 300                   # seconds: a ceiling that only catches a hang
 # A command that fails in a way nobody planned for: the top-level handler is the only thing left to catch it.
 HARNESS = """
 import sys
-from errbook import cli, triage
-def boom(args, root):
+from errbook.cli import app, triage
+from errbook.errors import ErrbookError
+def boom(args):
     raise {exc}
-triage.main = boom
-sys.exit(cli.main(sys.argv[1:]))
+triage.run = boom
+sys.exit(app.main(sys.argv[1:]))
 """
 
 
@@ -52,6 +53,14 @@ def test_an_unexpected_exception_exits_2_with_one_line(exc):
 def test_errbook_debug_shows_the_traceback_and_still_exits_2():
     r = harness("ValueError('bad value')", debug=True)
     assert r.returncode == 2 and b"Traceback (most recent call last)" in r.stderr, r.stderr
+
+
+def test_an_errbook_error_nobody_handled_exits_2_with_its_message():
+    """The one error hierarchy (errbook/errors.py): a domain error that no command caught is a one-line message
+    and exit 2 (an error), never exit 1 (which means "no match")."""
+    r = harness("ErrbookError('the corpus folder is missing')")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr.decode() == "errbook: the corpus folder is missing\n", r.stderr
 
 
 def test_memory_error_exits_2():

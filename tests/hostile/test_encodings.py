@@ -2,18 +2,17 @@
 by `errbook triage` (files and stdin, streamed) and by the paste page's file input (engine.js decodeLog), with one
 detection rule per engine (textenc.sniff, engine.js logEncoding) that the two share."""
 import base64
+import functools
 import io
 import json
 import random
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import REPO, errbook
-from errbook import linescan, parallel, triage
+from errbook.triage import linescan, parallel, pipeline
 
 NODE = shutil.which("node")
 DECODE_JS = REPO / "tests" / "js" / "decode.cjs"
@@ -40,7 +39,7 @@ ENCODED = {
 def _answer(r):
     assert r.returncode in (0, 1), r.stderr.decode()[-2000:]
     out = json.loads(r.stdout)
-    return [(m["id"], m["confidence"], [(l["line"], l["text"]) for ev in m["evidence"] for l in ev["lines"]])
+    return [(m["id"], m["confidence"], [(ln["line"], ln["text"]) for ev in m["evidence"] for ln in ev["lines"]])
             for m in out["matches"]], out["stats"]["lines"]
 
 
@@ -87,11 +86,11 @@ class Trickle(io.RawIOBase):
 
 def test_transcoding_is_streaming_safe():
     """Read in pieces that cut code units in two, the scan sees exactly the UTF-8 text."""
-    from errbook import textenc
-    m = triage.build_matcher([])
+    from errbook.triage import textenc
+    m = pipeline.build_matcher([])
     for name, data in ENCODED.items():
         stream, enc = textenc.utf8_stream(Trickle(data))
-        got = b"".join(iter(lambda: stream.read(5), b""))
+        got = b"".join(iter(functools.partial(stream.read, 5), b""))
         want = LOG.encode("utf-8")
         assert got == (b"\xef\xbb\xbf" + want if enc == "utf-8-sig" else want), name
         info = {}
@@ -101,18 +100,19 @@ def test_transcoding_is_streaming_safe():
 
 def test_a_big_utf16_file_is_not_split_at_utf8_line_ends(tmp_path, monkeypatch):
     """Parallel scanning cuts a file at \\n bytes; a UTF-16 file is scanned as one transcoded stream instead."""
-    from errbook import entries as entries_mod, validate
+    from errbook.kb import entries as entries_mod
+    from errbook.kb import validate
     usable, _ = validate.usable_entries(REPO)
-    m = triage.build_matcher(list(entries_mod.active(usable)))
+    m = pipeline.build_matcher(list(entries_mod.active(usable)))
     monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
     p8, p16 = tmp_path / "u8.log", tmp_path / "u16.log"
     body = ("ordinary line\r\n" * 500 + LOG) * 3
     p8.write_bytes(body.encode("utf-8"))
     p16.write_bytes(b"\xff\xfe" + body.encode("utf-16-le"))
     s8, s16 = m.new_scan(), m.new_scan()
-    n8, _ = triage.scan_file(m, str(p8), s8, workers=2)
+    n8, _ = pipeline.scan_file(m, str(p8), s8, workers=2)
     info = {}
-    n16, b16 = triage.scan_file(m, str(p16), s16, workers=2, info=info)
+    n16, b16 = pipeline.scan_file(m, str(p16), s16, workers=2, info=info)
     assert (n16, b16, info["encoding"]) == (n8, p16.stat().st_size, "utf-16-le")
     assert s16.results() == s8.results() and s8.results()
 
@@ -139,18 +139,18 @@ def _samples() -> list[bytes]:
 
 @pytest.mark.skipif(not NODE, reason="Node.js is not installed")
 def test_python_and_the_paste_page_detect_and_decode_alike():
-    from errbook import textenc
+    from errbook.triage import textenc
     samples = _samples()
     js = json.loads(subprocess.run([NODE, str(DECODE_JS)], capture_output=True, check=True, timeout=300,
                                    input=json.dumps({"files": [base64.b64encode(s).decode() for s in samples]})
                                    .encode()).stdout)
-    for s, got in zip(samples, js):
+    for s, got in zip(samples, js, strict=True):
         enc, bom = textenc.sniff(s[:textenc.SNIFF_BYTES])
         assert got["encoding"] == enc, s[:40]
         if not enc.startswith("utf-8"):            # what the CLI scans (UTF-8 text) is what the page matches
             stream, _ = textenc.utf8_stream(io.BytesIO(s))
-            assert got["text"] == b"".join(iter(lambda: stream.read(1 << 16), b"")).decode("utf-8"), s[:40]
-    named = dict(zip(ENCODED, js))
+            assert got["text"] == b"".join(iter(functools.partial(stream.read, 1 << 16), b"")).decode("utf-8"), s[:40]
+    named = dict(zip(ENCODED, js, strict=True))
     assert named["utf-16-le"] == {"encoding": "utf-16-le", "text": LOG}
     assert named["utf-32-be"] == {"encoding": "utf-32-be", "text": LOG}
     assert named["utf-8-sig"] == {"encoding": "utf-8-sig", "text": LOG}
@@ -162,14 +162,19 @@ def paste_page(tmp_path_factory):
     import functools
     import http.server
     import threading
-    from errbook import bundle as bundle_mod, entries as entries_mod, paths, sitegen, validate
+
+    from errbook.common import paths
+    from errbook.kb import entries as entries_mod
+    from errbook.kb import validate
+    from errbook.web import bundle as bundle_mod
+    from errbook.web import phrases
     d = tmp_path_factory.mktemp("paste")
     (d / "assets").mkdir()
     for name in ("engine.js", "paste.js", "triage-worker.js"):
         shutil.copy(paths.ASSETS_DIR / name, d / "assets" / name)
     usable, _ = validate.usable_entries(REPO)
     active = list(entries_mod.active(usable))
-    b = dict(bundle_mod.build(REPO, active), entries={e.id: sitegen.paste_meta(e) for e in active})
+    b = dict(bundle_mod.build(REPO, active), entries={e.id: phrases.paste_meta(e) for e in active})
     (d / "assets" / "signatures.js").write_text(
         "(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = " + json.dumps(b) + ";\n")
     (d / "index.html").write_text(

@@ -86,12 +86,14 @@ CASES = [   # (name, facts file bytes or text); whether the CLI accepts each is 
 
 @pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
 def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
-    from errbook import bundle, entries, facts
+    from errbook.kb import entries
+    from errbook.machine import facts
+    from errbook.web import bundle
     root = make_root(tmp_path / "root")
     b = bundle.build(root, entries.load_all(root)[0])
     files = [{"b64": base64.b64encode(c).decode()} if isinstance(c, bytes) else c for _, c in CASES]
     js = _js(b, files)
-    for (name, content), page in zip(CASES, js):
+    for (name, content), page in zip(CASES, js, strict=True):
         try:
             doc = facts.parse(content.encode() if isinstance(content, str) else content, name)
             cli = None
@@ -101,7 +103,7 @@ def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
         if doc is not None:   # the same facts (the file's own, not derived ones), unknown ones left out
             src = json.loads(content)["facts"]
             assert page["values"] == {k: v["value"] for k, v in doc["facts"].items() if k in src}, name
-    accepted = {n for (n, _), p in zip(CASES, js) if p["error"] is None}
+    accepted = {n for (n, _), p in zip(CASES, js, strict=True) if p["error"] is None}
     assert accepted == {"machine", "list-512", "str-8192", "str-8192-astral", "version-odd-but-fine",
                         "version-not-a-number", "seconds-fine", "unknown-fact"}
 
@@ -110,7 +112,9 @@ def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
 def test_the_page_reads_the_limits_from_the_bundle(tmp_path):
     """Not a copy in engine.js: the bundle bundle.py builds carries facts.reader_spec(), and the engine obeys
     whatever limit the bundle says."""
-    from errbook import bundle, entries, facts
+    from errbook.kb import entries
+    from errbook.machine import facts
+    from errbook.web import bundle
     root = make_root(tmp_path / "root")
     b = bundle.build(root, entries.load_all(root)[0])
     assert b["facts_format"] == facts.reader_spec()

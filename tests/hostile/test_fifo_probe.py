@@ -45,6 +45,6 @@ def test_doctor_collect_does_not_wait_on_a_fifo(rocm_with_a_fifo):
 
 
 def test_the_platform_probe_of_run_does_not_wait_on_a_fifo(rocm_with_a_fifo):
-    rc, out = run(["platform", "--json"], rocm_with_a_fifo)          # errbook run's probe (platform.detect)
+    rc, out = run(["platform", "--json"], rocm_with_a_fifo)          # errbook run's probe (tiers.detect)
     assert rc == 0
     assert json.loads(out)["rocm"].get("rocm_version") is None

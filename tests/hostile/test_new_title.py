@@ -2,12 +2,12 @@
 backslash made unparsable YAML (or a different title), a control character an unloadable file, and all of
 them said "created"; '"' silently became "'" and an empty title was accepted."""
 import json
+from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import errbook, make_root
-
 
 TITLES = [
     r"C:\new\temp\kernel.hip fails to compile",        # \n, \t, \k: escapes or errors in a YAML "..." string
@@ -20,13 +20,13 @@ TITLES = [
 
 def test_the_title_is_written_as_given_and_the_entry_loads(tmp_path):
     root = make_root(tmp_path / "root")
-    for n, title in enumerate(TITLES, 2):
+    for title in TITLES:
         r = errbook("new", "compile", title, "--json", root=root)
         assert r.returncode == 0, (title, r.stderr[-800:])
         out = json.loads(r.stdout)
-        data = yaml.safe_load(open(out["entry"], encoding="utf-8"))
+        data = yaml.safe_load(Path(out["entry"]).read_text(encoding="utf-8"))
         assert data["title"] == title
-        nb = json.loads(open(out["runbook"], encoding="utf-8").read())
+        nb = json.loads(Path(out["runbook"]).read_text(encoding="utf-8"))
         assert title in "".join(nb["cells"][0]["source"])
     # validate reads them all: nothing about YAML or the titles, only what the author still has to write
     v = errbook("validate", "--json", root=root)

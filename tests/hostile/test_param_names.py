@@ -1,7 +1,5 @@
 """Issue 28 M1: verification.parameters names are written into the runbook as Python (`name = value`), so a
 name that is not an identifier ran as code. The schema, validate and the runner must all refuse it."""
-import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -61,7 +59,7 @@ def test_validate_names_the_bad_parameter_with_its_line(tmp_path, name, value, m
 
 def test_the_schema_itself_refuses_the_names_and_accepts_plain_ones(tmp_path):
     """Editors and other tools read entry.schema.json alone: it must say the same."""
-    from errbook import validate
+    from errbook.kb import validate
     good = {"offload_arch": "gfx90a", "_n2": 3, "ratio": 0.5, "on": True, "none": None, "archs": ["gfx90a", 1]}
     data = yaml.safe_load((make_root(tmp_path / "r") / "errata" / "compile" / "RMN-0001.yaml").read_text())
     data["verification"]["parameters"] = good
@@ -86,7 +84,8 @@ def test_errbook_run_does_not_execute_a_parameter_name(tmp_path):
 def test_the_runner_refuses_an_entry_that_was_never_validated(tmp_path):
     """Defence in depth: run_one is handed an entry straight from the loader (as a script or another command
     could) and must refuse it before papermill starts."""
-    from errbook import entries, runner
+    from errbook.kb import entries
+    from errbook.runbooks import runner
     sentinel = tmp_path / "PWNED"
     root, _ = _root_with_params(tmp_path, {_injection(sentinel): 1})
     e = entries.load_file(root / "errata" / "compile" / "RMN-0002.yaml", root)

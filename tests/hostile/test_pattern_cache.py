@@ -20,7 +20,8 @@ from conftest import REPO, make_root
 pytest.importorskip("hyperscan")
 HERE = Path(__file__).parent
 HANG = 300                   # seconds: a ceiling that only catches a hang, never a measure of speed
-LOG = b"".join(p.read_bytes().rstrip(b"\n") + b"\n" for p in sorted((REPO / "tests" / "triage_eval" / "real").glob("*.log"))[:40])
+LOG = b"".join(p.read_bytes().rstrip(b"\n") + b"\n"
+               for p in sorted((REPO / "errata" / "corpus" / "real").glob("*.log"))[:40])
 
 
 def _limits():
@@ -80,7 +81,8 @@ def test_triage_answers_do_not_depend_on_a_hostile_cache(tmp_path):
         else:
             path.write_bytes(data)
 
-    cases = {f"bytecode edit {i} with its CRC recomputed": (lambda: put(bytecode_edit(pristine, rng))) for i in range(3)}
+    cases = {f"bytecode edit {i} with its CRC recomputed": (lambda: put(bytecode_edit(pristine, rng)))
+             for i in range(3)}
     cases.update({"another pattern set's database under this name": lambda: put(other.read_bytes()),
                   "fifo": lambda: put(fifo=True),
                   "symlink to another pattern set's database": lambda: put(link=other)})

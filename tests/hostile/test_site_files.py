@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from conftest import BASE_ENTRY, REPO, build, make_root
-from test_hostile import live_html          # one detector of live markup for every hostile site test
+from test_hostile import live_html  # one detector of live markup for every hostile site test
 
 RUNS = Path("docs/verification/runs")
 
@@ -174,8 +174,8 @@ def test_entry_text_cannot_forge_a_pre_rendered_block(hostile_docs):
 
 
 def test_raw_block_markers_carry_a_nonce():
-    from errbook import sitegen
-    a, b = sitegen.RawBlocks(), sitegen.RawBlocks()
+    from errbook.web import escape
+    a, b = escape.RawBlocks(), escape.RawBlocks()
     ma, mb = a.put("<pre>A</pre>"), b.put("<pre>B</pre>")
     assert ma != mb
     page = f"<p>{ma}</p><p>{mb}</p><p>ERRBOOKRAW0X</p>"
@@ -210,7 +210,7 @@ def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
     """Both runs block mid-notebook (papermill has written the cells so far). While they do, the published
     notebook must not exist yet, and each run writes a file of its own; afterwards one whole notebook is there
     and nothing else."""
-    from errbook import scaffold
+    from errbook.kb import scaffold
     root = make_root(tmp_path / "root")
     d = dict(yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8")), id="RMN-0002", aliases=[], related=[])
     d["verification"] = {"runbook": "runbooks/compile/RMN-0002.ipynb", "tiers": ["static"]}
@@ -241,7 +241,7 @@ def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
                 p.communicate()
     assert visible == [], f"a run in progress is published: {visible}"
     assert len(in_progress) == 2, in_progress                 # one file per run, not one shared
-    for p, (so, se) in zip(procs, results):
+    for p, (so, se) in zip(procs, results, strict=True):
         assert p.returncode == 0, se.decode()[-2000:]
         assert json.loads(so)["records"][0]["outcome"] == "passed"
     left = sorted(runs.iterdir())

@@ -5,6 +5,7 @@ file from outside it, trust no task's word about which entry it ran, and never h
 Spools are built by hand (the merge only reads files); Slurm is a few fake commands on PATH. Subprocess
 timeouts are ceilings that only catch hangs.
 """
+import contextlib
 import json
 import multiprocessing
 import os
@@ -18,7 +19,8 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import REPO, errbook, make_root
-from errbook import fleetmerge, ledger, slurm
+from errbook.runbooks import fleetmerge, ledger, slurm, slurmstate
+from errbook.runbooks.spool import manifest_problem, write_json
 
 RUN = "20261201T000000Z-abc12345"
 SECRET = "SECRET-3f9a0c-do-not-publish"
@@ -31,7 +33,7 @@ def _notebook(tag: str) -> str:
 
 
 def _record(n: int, **over) -> dict:
-    """Task n's own record, as slurm.task_main writes it."""
+    """Task n's own record, as slurmtask.task_main writes it."""
     e = ENTRIES[n]
     rec = {"entry": e, "runbook": f"runbooks/compile/{e}.ipynb", "outcome": "passed",
            "tiers": {"static": {"outcome": "passed"}}, "fingerprint": {"platform": "cpu"},
@@ -53,7 +55,7 @@ def make_spool(path: Path, run: str = RUN) -> Path:
         (path / d).mkdir(parents=True)
     tasks = [{"task": i, "class": "mi300x", "index": i, "entry": e, "runbook": f"runbooks/compile/{e}.ipynb",
               "tiers": "static", "timeout": 60, "entry_tiers": ["static"]} for i, e in enumerate(ENTRIES)]
-    slurm.write_json(path / "manifest.json", {
+    write_json(path / "manifest.json", {
         "format": 1, "run": run, "created": "2026-12-01T00:00:00Z", "root": "/nowhere", "commit": "c0ffee",
         "tasks": tasks, "classes": {"mi300x": {"options": {}, "tasks": [0, 1, 2], "job": "77"}}})
     for i, e in enumerate(ENTRIES):
@@ -256,7 +258,8 @@ def test_a_malformed_manifest_is_a_message_and_exit_2(fleet, case):
     assert records(fleet.root) == []
 
 
-@pytest.mark.parametrize("text", ["[" * 100000, '{"format": 1, "run": "r", "tasks": [], "classes": {}, "x": 1' + "9" * 5000 + "}",
+@pytest.mark.parametrize("text", ["[" * 100000,
+                                  '{"format": 1, "run": "r", "tasks": [], "classes": {}, "x": 1' + "9" * 5000 + "}",
                                   "\ufeff{}", "{\"format\": 1,\n\"run\": }"])
 def test_an_unreadable_manifest_is_a_message_and_exit_2(fleet, text):
     (fleet.spool / "manifest.json").write_text(text)
@@ -275,15 +278,13 @@ def _merge_in_child(spool, root, lp, barrier):
         out = real(path)
         if Path(path) == lp and not calls:
             calls.append(1)
-            try:
+            with contextlib.suppress(Exception):
                 barrier.wait(60)
-            except Exception:
-                pass
         return out
     ledger.read = read
-    states = {f"77_{i}": slurm.TaskState("COMPLETED", "COMPLETED", "gpu-a01", "0:0", None, None, "sacct")
+    states = {f"77_{i}": slurmstate.TaskState("COMPLETED", "COMPLETED", "gpu-a01", "0:0", None, None, "sacct")
               for i in range(3)}
-    fleetmerge.merge(spool, root, lp, settle=0, query=lambda jobs: slurm.Snapshot(True, {}, dict(states)))
+    fleetmerge.merge(spool, root, lp, settle=0, query=lambda jobs: slurmstate.Snapshot(True, {}, dict(states)))
 
 
 def test_two_copies_of_one_spool_merged_at_once_add_each_task_once(tmp_path):
@@ -338,7 +339,7 @@ def test_a_fifo_in_the_spool_neither_hangs_the_merge_nor_is_read(fleet, where):
 def test_a_fifo_as_the_tally_file(fleet, show):
     fifo = fleet.tmp / "tally.jsonl"
     os.mkfifo(fifo)
-    log = next(REPO.glob("tests/triage_eval/real/RMN-0001-*.log"))
+    log = next(REPO.glob("errata/corpus/real/RMN-0001-*.log"))
     args = ["--show-tally", "--tally", str(fifo)] if show else ["--tally", str(fifo), str(log)]
     r = errbook("triage", *args, root=fleet.root, timeout=CEILING)
     no_traceback(r)
@@ -349,7 +350,7 @@ def test_a_fifo_as_the_tally_file(fleet, show):
 # ------------------------------------------------------------------ L7: the fleet file's YAML rules
 
 BOMB = "env:\n  A: &a \"lol\"\n" + "".join(
-    f"  {c}: &{c.lower()} [{', '.join(['*' + p.lower()] * 9)}]\n" for p, c in zip("ABCDEFGH", "BCDEFGHI"))
+    f"  {c}: &{c.lower()} [{', '.join(['*' + p.lower()] * 9)}]\n" for p, c in zip("ABCDEFGH", "BCDEFGHI", strict=True))
 
 
 def test_an_alias_bomb_in_the_fleet_file_is_refused_with_its_line(fleet):
@@ -391,7 +392,8 @@ def test_a_fifo_as_the_fleet_file(fleet):
 
 
 def test_every_other_yaml_file_has_the_same_rules(tmp_path):
-    from errbook import evaluate, retrieval, stale
+    from errbook.kb import stale
+    from errbook.triage import corpus, evaluate
     root = make_root(tmp_path / "root")
     (root / "errata" / "releases.yaml").write_text("rocm: &r {newest: '7.0'}\nhip: *r\n")
     r = errbook("stale", root=root, timeout=CEILING)
@@ -403,11 +405,11 @@ def test_every_other_yaml_file_has_the_same_rules(tmp_path):
     label.write_text("expect: &e RMN-0001\nthread: *e\n")
     with pytest.raises(evaluate.LabelError, match=r"x.yaml:1: YAML anchor '&e'"):
         evaluate._label(label)
-    real = root / "tests" / "triage_eval" / "real"
+    real = root / "errata" / "corpus" / "real"
     real.mkdir(parents=True)
     (real / "RMN-0001-1.log").write_text("x\n")
     (real / "RMN-0001-1.yaml").write_text("expect: &e RMN-0001\nthread: *e\n")
-    assert retrieval.labelled_logs(root, ("real",))[0]["expect"] == "none"      # a broken label is skipped
+    assert corpus.labelled_logs(root, ("real",))[0]["expect"] == "none"      # a broken label is skipped
 
 
 # ------------------------------------------------------------------ L8: run --timeout
@@ -436,7 +438,8 @@ def _mutations(f, rng: random.Random):
     hostile_values = [None, True, 0, -1, 2 ** 70, 1e308, float("nan"), "", "x" * 5000, "../" * 10 + "etc/passwd",
                       "/etc/passwd", str(f.creds), [], {}, [[[[]]]], {"a": {"b": {}}}, "\u202e\x1b[2J\x07",
                       "RMN-0042", "runbooks/compile/RMN-0042.ipynb", f"nb/{task}/../../outside/credentials.json",
-                      f"nb/{task}/{ENTRIES[task]}--cpu.ipynb", f"nb/{(task + 1) % 3}/{ENTRIES[(task + 1) % 3]}--cpu.ipynb"]
+                      f"nb/{task}/{ENTRIES[task]}--cpu.ipynb",
+                      f"nb/{(task + 1) % 3}/{ENTRIES[(task + 1) % 3]}--cpu.ipynb"]
     spool_real = os.path.realpath(f.spool)
 
     def fresh(rel):
@@ -564,7 +567,7 @@ def test_fuzz_the_spool(fleet):
         try:
             mp = fleet.spool / "manifest.json"
             man = json.loads(mp.read_text()) if _regular(mp) else None
-            usable = man is not None and not slurm.manifest_problem(man)
+            usable = man is not None and not manifest_problem(man)
             given = {t["task"]: t["entry"] for t in man["tasks"]} if usable else {}
         except (OSError, ValueError, RecursionError):
             given = {}

@@ -11,7 +11,6 @@ idle machine and fails only under load:
   3. time.sleep is only a poll inside a loop, never a fixed delay that hopes something has happened meanwhile.
 """
 import ast
-from pathlib import Path
 
 import pytest
 
@@ -92,12 +91,12 @@ def violations(source: str, name: str) -> list[str]:
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = n.args.args + n.args.kwonlyargs
             defaults = [None] * (len(n.args.args) - len(n.args.defaults)) + n.args.defaults + n.args.kw_defaults
-            for a, d in zip(args, defaults):
+            for a, d in zip(args, defaults, strict=True):
                 if d is not None and a.arg in ("timeout", "ceiling") and small(d):
                     out.append(f"{where}: {a.arg}={ast.unparse(d)} default is below {MIN_CEILING}s")
-        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
-            if (_is_clock(n.left) and small(n.right)) or (_is_clock(n.right) and small(n.left)):
-                out.append(f"{where}: a deadline of {ast.unparse(n)} is below {MIN_CEILING}s")
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) and \
+                ((_is_clock(n.left) and small(n.right)) or (_is_clock(n.right) and small(n.left))):
+            out.append(f"{where}: a deadline of {ast.unparse(n)} is below {MIN_CEILING}s")
     return out
 
 

@@ -94,8 +94,9 @@ def test_doctor_evaluates_the_other_entries(tmp_path):
 def test_schema_pattern_is_the_parsers_and_keeps_every_real_range():
     """One grammar: the schema's version_range pattern is versions.RANGE_PATTERN; it refuses what the parser
     cannot read and accepts every range the entries in errata/ use today."""
-    from errbook import entries, validate, versions
-    vr = json.loads((REPO / "scripts" / "errbook" / "schema" / "entry.schema.json").read_text())["$defs"]["version_range"]
+    from errbook.kb import entries, validate, versions
+    vr = json.loads((REPO / "scripts" / "errbook" / "kb" / "schema" / "entry.schema.json").read_text())
+    vr = vr["$defs"]["version_range"]
     assert vr["pattern"] == versions.RANGE_PATTERN and vr["maxLength"] == versions.MAX_RANGE_CHARS
     for rng in MALFORMED:
         assert not re.search(vr["pattern"], rng), rng
@@ -117,7 +118,8 @@ NODE = shutil.which("node")
 def test_the_page_engine_reads_ranges_as_the_cli_does(tmp_path):
     """engine.js's inRange gives the CLI's answer; where the CLI cannot read the range (RangeError) the page
     says unknown (null) instead of a guess."""
-    from errbook import bundle, entries, versions
+    from errbook.kb import entries, versions
+    from errbook.web import bundle
     root = make_root(tmp_path / "root")
     b = bundle.build(root, entries.load_all(root)[0])
     rngs = MALFORMED + REVERSED + ["any", ">=6.2,<7.0", ">=0.46.0, <0.50.0", "==6.2", "<=7.2", "~=6.2", "!=6.1",

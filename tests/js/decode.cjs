@@ -1,7 +1,7 @@
 // The paste page's reading of a log file's bytes (engine.js: logEncoding, decodeLog) under Node.js, for
 // tests/hostile/test_encodings.py. stdin: {"files": ["<base64 bytes>", ...]} -> stdout: [{"encoding", "text"}, ...]
 const path = require("path");
-const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "engine.js"));
+const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "web", "assets", "engine.js"));
 let input = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (d) => { input += d; });

@@ -1,11 +1,11 @@
-// Runs the paste page's engine (scripts/errbook/assets/engine.js) under Node.js for tests/test_engines.py.
+// Runs the paste page's engine (scripts/errbook/web/assets/engine.js) under Node.js for tests/test_engines.py.
 // stdin: {"bundle": {...}, "cases": [{"name": ..., "text": ...}], "facts"?: "<facts file text>"}
 //                      -> stdout: {"name": [results], ..., "__ms": n, "__first": {"name": first failure line or null}}
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
 //    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
 //    or: {"bundle": {...}, "read_facts": [...]} / {"bundle": {...}, "ranges": [...]}   (see below)
 const path = require("path");
-const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "assets", "engine.js"));
+const engine = require(path.join(__dirname, "..", "..", "scripts", "errbook", "web", "assets", "engine.js"));
 let input = "";
 process.stdin.setEncoding("utf8");
 process.stdin.on("data", (d) => { input += d; });

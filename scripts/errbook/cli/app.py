@@ -1,0 +1,76 @@
+"""The `errbook` command: the parser (one module per subcommand), the terminal wrapper and the failure policy.
+
+Exit codes are cli/exitcodes.py's: 0 fine, 1 findings (invalid entries, failed checks, no triage match, a known
+problem applies), 2 usage or input error, 130 interrupted. A failure is never exit 1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import traceback
+
+from errbook import __version__
+from errbook.cli import build, doctor, evaluate, ledger, new, platforminfo, run, serve, stale, triage, validate
+from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
+from errbook.errors import ErrbookError
+
+# In the order `errbook --help` lists them.
+SUBCOMMANDS = (validate, new, serve, build, triage, doctor, run, evaluate, stale, platforminfo, ledger)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="errbook", description="The ROCm migration error notebook toolkit.")
+    p.add_argument("--version", action="version", version=f"errbook {__version__}")
+    p.add_argument("--root", help="checkout root (default: found from the current directory or $ERRBOOK_ROOT)")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    streams = sys.stdout, sys.stderr       # every text printer, argparse's messages included, writes through these
+    sys.stdout, sys.stderr = (s if s is None else term.EscapingWriter(s) for s in streams)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return ExitCode.ERROR if e.code not in (0, None) else ExitCode.OK
+    if hasattr(signal, "SIGXFSZ"):   # past a file-size limit, write() then fails with EFBIG instead of killing us
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, with every failure turned into exit 2 and a one-line message: exit 1 means "no match" or
+    "a known problem applies", so a crash must never exit 1."""
+    try:
+        return int(args.fn(args))
+    except (ErrbookError, OSError) as e:   # a missing or unreadable file, a full disk, not a checkout, bad input
+        print(f"errbook: {e}", file=sys.stderr)
+        return ExitCode.ERROR
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    except MemoryError:
+        print("errbook: out of memory (a memory limit such as ulimit -v, or an input too big for it)", file=sys.stderr)
+        return ExitCode.ERROR
+    except Exception as e:
+        if os.environ.get("ERRBOOK_DEBUG"):
+            traceback.print_exc()
+        print(f"errbook: internal error: {type(e).__name__}: {str(e)[:500]}"
+              + ("" if os.environ.get("ERRBOOK_DEBUG") else " (ERRBOOK_DEBUG=1 shows the traceback)"), file=sys.stderr)
+        return ExitCode.ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

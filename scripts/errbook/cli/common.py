@@ -1,0 +1,32 @@
+"""What several subcommands share: the checkout root from --root, durations, running MkDocs."""
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from errbook.common import paths
+
+
+def root_of(args: argparse.Namespace) -> Path:
+    """The checkout: --root (which must be one), else $ERRBOOK_ROOT or the nearest enclosing checkout."""
+    return paths.checkout(Path(args.root).resolve(), "--root") if args.root else paths.repo_root()
+
+
+def seconds(text: str) -> float:
+    """A duration: finite and > 0 (0, a negative number or nan would end every run at once as a 'timeout')."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {text!r}")
+    return v
+
+
+def mkdocs(root: Path, verb: str, extra: list[str]) -> int:
+    """`mkdocs VERB` on the checkout's mkdocs.yml, in this Python; its exit status."""
+    cmd = [sys.executable, "-m", "mkdocs", verb, "-f", str(root / "mkdocs.yml"), *extra]
+    return subprocess.call(cmd, cwd=root)

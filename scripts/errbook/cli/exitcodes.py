@@ -1,0 +1,33 @@
+"""The one table of exit codes: what each number means, and what each subcommand returns (README's table)."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0              # done; nothing found, nothing applies, all passed
+    FINDINGS = 1        # a result, not a failure: a match, findings, something applies or failed, something due
+    ERROR = 2           # usage error, unreadable input, an error errbook could not recover from (never a finding)
+    INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); `errbook triage` killed by a signal exits 128 + its number
+
+
+# What each subcommand's codes mean, as README and `--help` say them.
+BY_COMMAND: dict[str, dict[ExitCode, str]] = {
+    "triage": {ExitCode.OK: "a signature matched",
+               ExitCode.FINDINGS: "no signature matched (likely entries may still be listed)",
+               ExitCode.ERROR: "error"},
+    "doctor": {ExitCode.OK: "nothing applies", ExitCode.FINDINGS: "something applies", ExitCode.ERROR: "error"},
+    "validate": {ExitCode.OK: "ok", ExitCode.FINDINGS: "findings", ExitCode.ERROR: "usage"},
+    "new": {ExitCode.OK: "created", ExitCode.ERROR: "not created"},
+    "run": {ExitCode.OK: "all passed (--dry-run: none would run)",
+            ExitCode.FINDINGS: "any failed (--dry-run: some would run)",
+            ExitCode.ERROR: "usage error or unsaved records",
+            ExitCode.INTERRUPTED: "--slurm: stopped waiting (the jobs keep running)"},
+    "ledger": {ExitCode.OK: "no bad lines", ExitCode.FINDINGS: "bad lines",
+               ExitCode.ERROR: "--merge: a spool that cannot be merged, or problems"},
+    "stale": {ExitCode.OK: "none due", ExitCode.FINDINGS: "some due", ExitCode.ERROR: "error"},
+    "eval": {ExitCode.OK: "figures printed", ExitCode.ERROR: "a label cannot be read"},
+    "platform": {ExitCode.OK: "printed"},
+    "serve": {ExitCode.OK: "stopped"},
+    "build": {ExitCode.OK: "built", ExitCode.FINDINGS: "mkdocs build --strict failed"},
+}

@@ -1,0 +1,140 @@
+"""`errbook triage`: rank the entries a log points to (triage/pipeline.py), print them, keep the opt-in tally."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from errbook.cli.common import root_of
+from errbook.cli.exitcodes import ExitCode
+
+TRIAGE_HELP = """\
+Rank the entries a log points to. First stage: every entry's signatures ("match"). When none matches, a
+second stage ranks entries by similarity to their text and says "likely"; it abstains when the log looks like
+normal output. Lines stating the GPU (gfx id), the ROCm or PyTorch version or ROCm/HIP environment variables
+re-rank the candidates through the entries' triggers.
+
+What is read: logs of any size (a big file is scanned by one process per core); UTF-8, or UTF-16 and UTF-32
+(found by their BOM or their NUL bytes: Windows PowerShell's > writes UTF-16), decoded as they are read; lines end
+at \\n, \\r\\n or a lone \\r (CR-only logs included); JSON-escaped logs (\\n inside a JSON string, as CI systems
+and container runtimes export) are split at their escaped newlines; ANSI colours, timestamps and launcher, kernel-log,
+journal, container and CI prefixes are ignored; GCC's typographic quotes and Windows paths are read like
+clang's quotes and Unix paths. Limits: only the first 64 KiB of a physical line is read; a line longer than
+4096 characters is matched in overlapping windows, so a match longer than 256 characters across a window
+boundary can be missed.
+
+Speed: the signatures are compiled once for Hyperscan and kept in $ERRBOOK_CACHE (default
+$XDG_CACHE_HOME/errbook or ~/.cache/errbook); ERRBOOK_PREFILTER=re2 uses the RE2 path instead (same results).
+
+Exit codes: 0 a signature matched; 1 no signature matched (likely entries may still be listed); 2 error.
+"""
+
+
+def add_parser(sub) -> None:
+    s = sub.add_parser("triage", help="match a log (files or stdin) against every entry's signatures",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, description=TRIAGE_HELP)
+    s.add_argument("files", nargs="*", help="log files; '-' or none reads stdin; several files = one log per rank")
+    s.add_argument("--json", action="store_true", help='print {"matches": [...]} in rank order')
+    s.add_argument("--top", type=int, default=3, help="how many entries to show (default 3)")
+    s.add_argument("--tally", metavar="FILE", nargs="?", const="", default=None,
+                   help="append the matched entry ids (never the log text) to a local tally file "
+                        "(default ~/.local/share/errbook/tally.jsonl); opt-in")
+    s.add_argument("--show-tally", action="store_true", help="print the tally's counts per entry and exit")
+    s.add_argument("--facts", metavar="FACTS.json",
+                   help="facts of the machine the log came from (errbook doctor --collect): re-rank by them")
+    s.set_defaults(fn=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from errbook.triage import tally
+    root = root_of(args)
+    if args.show_tally:
+        return show_tally(tally.tally_path(args.tally or ""))
+    files = args.files or ["-"]
+    if "-" in files and (sys.stdin is None or sys.stdin.closed):
+        print("errbook triage: no input: standard input is closed; give a log file", file=sys.stderr)
+        return ExitCode.ERROR
+    return triage(root, args.files, args.facts, args.top, args.json, args.tally)
+
+
+def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: bool, tally_arg: str | None) -> int:
+    from errbook.machine import facts as facts_mod
+    from errbook.triage import parallel, pipeline, tally
+    doctor_facts = None
+    if facts_path:
+        try:
+            doctor_facts = facts_mod.load(facts_path)
+        except facts_mod.FactsError as e:
+            print(f"errbook triage: {e}", file=sys.stderr)
+            return ExitCode.ERROR
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        results, stats, errors = pipeline.triage_files(root, files, doctor_facts=doctor_facts)
+    except OSError as e:
+        print(f"errbook triage: {e}", file=sys.stderr)
+        return ExitCode.ERROR
+    except parallel.WorkerDied as e:
+        print(f"errbook triage: {e}; nothing was matched. Run again, or with less memory pressure", file=sys.stderr)
+        return ExitCode.ERROR
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for err in errors:
+        print(f"errbook triage: {err} (run errbook validate)", file=sys.stderr)
+    top = results[: max(1, top_n)]
+    if as_json:
+        print(json.dumps({"matches": top, "stats": stats}, ensure_ascii=False, indent=1))
+    else:
+        _print_text(results, top, stats)
+    if tally_arg is not None and results:
+        msg = tally.record_tally(tally_arg, results)
+        if msg:
+            print(f"errbook triage: {msg}", file=sys.stderr)
+    return ExitCode.OK if results and results[0]["confidence"] == "match" else ExitCode.FINDINGS
+
+
+def show_tally(path) -> int:
+    """Counts per entry. Lines that are not tally records (corrupt, not UTF-8) are counted and reported."""
+    from errbook.triage import tally
+    try:
+        counts, bad = tally.read_tally(path)
+    except OSError as e:
+        print(f"errbook triage: cannot read the tally {path}: {e.strerror or e}", file=sys.stderr)
+        return ExitCode.ERROR
+    for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"{v:6d}  {k}")
+    if bad:
+        print(f"errbook triage: {bad} line(s) of {path} are not tally records and were skipped", file=sys.stderr)
+    return ExitCode.OK
+
+
+def _print_text(results: list[dict], top: list[dict], stats: dict) -> None:
+    if not results:
+        print(f"no entry matched ({stats['lines']} lines read)")
+        if stats.get("first_failure_line"):
+            print(f"  first failure line: {stats['first_failure_line']}")
+            print("  next: search the book for that line (errbook serve, then the search box), browse the entries by "
+                  "class,\n        and once the cause is known add an entry: errbook new CLASS \"title\"")
+        else:
+            print("  no line in it reports a failure: paste the part of the log around the error, or search the book "
+                  "(errbook serve)")
+    elif results[0]["confidence"] == "likely":
+        print("no signature matched; by similarity to the entries' text these are LIKELY (not certain):")
+    for rank, r in enumerate(top, 1):
+        score = r["score"] if isinstance(r["score"], int) else f"{r['score']:.2f}"
+        print(f"{rank}. {r['id']}  {r['title']}  [{r['class']}, {r['confidence']}, score {score}]")
+        if r.get("note"):
+            print(f"     ({r['note']})")
+        for why in r.get("environment", []):
+            print(f"     environment: {why}")
+        for ev in r.get("evidence", [])[:3]:
+            for ln in ev["lines"]:
+                where = f"{ln['source']}:" if ln.get("source") else "line "
+                print(f"     {where}{ln['line']}: {ln['text'][:200]}")
+        print(f"   {r['summary'][:400]}")
+        print(f"   first fix: {r['first_fix'][:300]}")
+        print(f"   verify:    {r['runbook']}\n")
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)        # unwinds: workers are stopped and temporary files removed

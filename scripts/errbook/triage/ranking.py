@@ -1,0 +1,101 @@
+"""From a finished scan to the answer: signature matches re-ranked by the log's environment evidence, or — when
+no signature matched — the second stage's likely entries. One function for the CLI, `errbook eval` and the
+tests; engine.js's rank() follows it step by step."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from errbook.triage import corpus, environment, matcher, retrieval
+
+
+class Knowledge:
+    """What ranking needs besides the scan: each entry's trigger profile, the second-stage index (built on
+    first use, or given) and the calibrated thresholds."""
+
+    def __init__(self, entries, index: retrieval.Index | Callable[[], retrieval.Index] | None = None,
+                 cal: dict | None = None):
+        self.profiles = {e.id: environment.profile(e) for e in entries if not e.withdrawn}
+        self.related = retrieval.related_map(entries)
+        self._index = index
+        self.cal = cal or corpus.calibration()
+
+    @property
+    def index(self) -> retrieval.Index | None:
+        if callable(self._index):
+            self._index = self._index()
+        return self._index
+
+
+class Prepared(NamedTuple):
+    results: list            # signature results, re-ranked (empty when none matched)
+    # (second-stage ranking adjusted by evidence, query weight, distinct terms) or None
+    stage2: tuple[list[tuple[float, str]], float, dict[str, int]] | None
+    facts: dict              # the environment facts used
+    bonus: dict              # {entry id: (points, reasons)} from the machine's checks
+
+
+def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
+            machine_bonus: dict | None = None) -> Prepared:
+    """Everything that does not depend on the second stage's thresholds. machine_facts / machine_bonus come
+    from `errbook triage --facts` (checks.to_log_facts, checks.machine_bonus): facts of the machine the log
+    came from, and points for entries whose checks hold there."""
+    facts = environment.from_notes(scan.notes)
+    for k, v in (machine_facts or {}).items():
+        if k not in facts:                    # the log's own facts win; remember which came from the machine
+            facts[k] = v
+            facts.setdefault("from_machine", []).append(k)
+    bonus = machine_bonus or {}
+    results = scan.results()
+    if results:
+        for r in results:
+            delta, why = environment.adjust(know.profiles.get(r["id"], {}), facts)
+            if r["id"] in bonus:
+                delta, why = delta + bonus[r["id"]][0], why + bonus[r["id"]][1]
+            if delta or why:
+                r["score"] += delta
+                r["environment"] = why
+        results.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
+        return Prepared(results, None, facts, bonus)
+    lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
+    if know.index is None or not retrieval.reports_trouble(lines):   # nothing reports trouble: no guess
+        return Prepared([], None, facts, bonus)
+    ranked, qnorm, distinct = know.index.scores(retrieval.tokens("\n".join(lines)))
+    adjusted = []
+    for s, i in ranked:
+        if not i.startswith("benign:"):
+            delta, _ = environment.adjust(know.profiles.get(i, {}), facts)
+            s = s * (1 + (delta + bonus.get(i, (0, []))[0]) / 100)
+        adjusted.append((s, i))
+    adjusted.sort(key=lambda x: (-x[0], x[1]))
+    return Prepared([], (adjusted, qnorm, distinct), facts, bonus)
+
+
+def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
+    if prep.stage2 is None:
+        return prep.results
+    out = retrieval.decide(*prep.stage2, cal or know.cal, related=know.related)
+    for r in out:
+        r["standing"] = 0
+        _, why = environment.adjust(know.profiles.get(r["id"], {}), prep.facts)
+        why = why + prep.bonus.get(r["id"], (0, []))[1]
+        if why:
+            r["environment"] = why
+    return out
+
+
+def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
+         machine_bonus: dict | None = None) -> list[dict]:
+    """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage)."""
+    return decide(prepare(scan, know, machine_facts, machine_bonus), know)
+
+
+def prepare_text(m: matcher.Matcher, know: Knowledge, text: str, source: str = ""):
+    scan = m.new_scan()
+    m.feed_text(scan, text, source)
+    return prepare(scan, know)
+
+
+def match_text(m: matcher.Matcher, know: Knowledge, text: str, source: str = "") -> list[dict]:
+    """Both stages over an in-memory text (a pasted log, an evaluation log)."""
+    return decide(prepare_text(m, know, text, source), know)

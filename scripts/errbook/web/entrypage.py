@@ -1,0 +1,290 @@
+"""An entry's page, section by section: one function per section, assembled by entry_page in reading order.
+
+Kept free of MkDocs imports (plugin.py adapts it), so a move to another generator (Zensical) only replaces the
+adapter. Every string that comes from an entry or the ledger is escaped (escape.py): they are data, not markup.
+Pages use Material for MkDocs building blocks (admonitions, content tabs, buttons, tables, tags); the little raw
+HTML left is status badges (coloured, always labelled in words). Long text (real logs, patterns, prose, lists,
+tables, references) goes through the page's RawBlocks: pre-rendered HTML that skips the Markdown pass.
+
+Each section returns the page's lines (joined with newlines): to change the layout, change or reorder them in
+entry_page.
+"""
+from __future__ import annotations
+
+import html
+
+from errbook.machine import checks
+from errbook.web import addresses
+from errbook.web.escape import (
+    RawBlocks,
+    attr,
+    code_span,
+    fence,
+    front_matter,
+    indent,
+    inline,
+    inline_html,
+    link,
+    pre,
+    prose_html,
+    url,
+)
+from errbook.web.phrases import (
+    CLASSES,
+    applies_line,
+    cause_line,
+    cause_line_zh,
+    circulates,
+    error_texts,
+    first_sentences,
+    fix_code,
+    identifier_like,
+    public_aliases,
+    version_words,
+)
+from errbook.web.refs import Links, rel_entry_link
+from errbook.web.status import badge, status_badges, tier_status
+
+FIX_ANCHOR = addresses.FIX_ANCHOR
+# Search: entry pages rank above the hand-written pages that mention the same words. Index pages (all
+# entries, classes, matrix, corrections) only repeat what entry pages say: they stay out of the index.
+ENTRY_SEARCH_BOOST = 4
+
+
+def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, links: Links, raw: RawBlocks) -> str:
+    d = e.data
+    md = _header(d)
+    md.append(fix_box(d, e, records_by_platform, raw))
+    md += _names(d)
+    md.append(_tabs(f"*{inline(d['title'])}*\n\n" + raw.put(prose_html(d["summary"])),
+                    f"*{inline(d['title_zh'])}*\n\n"
+                    + (f"**原因：** {inline(cause_line_zh(d))}\n\n" if d.get("cause_zh") else "")
+                    + raw.put(prose_html(d["summary_zh"]))))
+    md += _symptoms(d, raw)
+    md += _log_text(d, raw)
+    md += _triggers(d, raw)
+    md += ["## Root cause\n", raw.put(prose_html(d["root_cause"])) + "\n"]
+    md += _fix_steps(d)
+    md += _corrections(d, raw)
+    # Sections that hold other entries' titles and platform tables stay out of the search index: they would
+    # make this page match words that belong to other entries.
+    md += _verification(d, e, records_by_platform, notebooks, links)
+    md += _references(d, raw)
+    md += _related(d, by_id)
+    return "\n".join(md) + "\n"
+
+
+def _header(d: dict) -> list[str]:
+    """Front matter, title, the withdrawn notice and the cause in one line."""
+    cause = cause_line(d)
+    # Themes print the front-matter title into <title> unescaped: escape it here.
+    md = [front_matter({"title": html.escape(f"{d['id']} · {d['title']}"), "tags": d.get("tags", []),
+                        "description": html.escape(cause[:300]), "search": {"boost": ENTRY_SEARCH_BOOST},
+                        "hide": ["tags"]})]     # tags are listed below the fix box: the first screen is for the fix
+    md.append(f"# {inline(d['title'])}\n")
+    if d.get("withdrawn"):
+        md.append(f'!!! danger "Withdrawn on {inline(str(d["withdrawn"])[:10])}"\n    This entry was withdrawn; '
+                  "its id stays reserved.\n")
+    md.append(f'<p class="eb-cause" markdown>{inline(cause)}</p>\n')
+    return md
+
+
+def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
+    """The first fix step, its code, where it applies and the verification badges: the page's first screen."""
+    steps = d["fix"]
+    first = steps[0]
+    n = len(steps)
+    title = "Fix" + (f" — step 1 of {n}" if n > 1 else "")
+    body = [inline(first_sentences(first["step"], 260))]
+    code = fix_code(first)
+    if code:       # plain (not highlighted) here: the Fix section below highlights it; Material adds the copy button
+        body.append(raw.put(pre(code[1].rstrip("\n"), "eb-fix-code", code[0])))
+    more = f"All {n} steps" if n > 1 else "Details"
+    body.append(f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} '
+                f':material-arrow-down:](#{FIX_ANCHOR})'
+                f"{{ .md-button .eb-fix-more }} {applies_line(d)}\n\n</div>")
+    body.append(status_badges(e, records_by_platform, short=True))
+    return f'!!! success eb-fix "{title}"\n\n' + indent("\n\n".join(body)) + "\n"
+
+
+def _names(d: dict) -> list[str]:
+    """What the entry is called: the names and message fragments people search for, in the page's top section."""
+    # slugs (tensile-library-dat) are ours, not a message
+    names = [a for a in public_aliases(d) if identifier_like(a)]
+    texts = error_texts(d)
+    meta = [f"**{d['id']}**", f"[{CLASSES[d['class']][0]}](../{addresses.class_src(d['class'])})"]
+    if d.get("cosmetic"):
+        meta.append("harmless message (cosmetic)")
+    meta.append('<small data-search-exclude>tags: ' + ", ".join(inline(x) for x in d.get("tags", [])) + "</small>")
+    md = [" · ".join(meta) + "\n"]
+    if names or texts:
+        md.append("Error text: " + " · ".join(code_span(x) for x in dict.fromkeys([*names, *texts])) + "\n")
+    return md
+
+
+def _tabs(en: str, zh: str | None) -> str:
+    """English / 中文 content tabs (linked across the page), or the English text alone."""
+    if not zh:
+        return en + "\n"
+    return '=== "English"\n\n' + indent(en) + '\n\n=== "中文"\n\n' + indent(zh) + "\n"
+
+
+def _list(items, raw: RawBlocks) -> str:
+    return raw.put("<ul>" + "".join(f"<li>{inline_html(x)}</li>" for x in items) + "</ul>")
+
+
+def _symptoms(d: dict, raw: RawBlocks) -> list[str]:
+    return ["## Symptoms\n",
+            _tabs(_list(d["symptoms"], raw), _list(d["symptoms_zh"], raw) if d.get("symptoms_zh") else None)]
+
+
+def _log_text(d: dict, raw: RawBlocks) -> list[str]:
+    """Each signature's first real example, then its pattern and further examples behind a fold."""
+    md = ["### What the log says\n",
+          f"Real log text first; `errbook triage` and the [paste-your-log page](../{addresses.PAGES['triage']}) "
+          "match these lines.\n"]
+    for s in d["signatures"]:
+        steps = s.get("sequence") or [s["pattern"]]
+        ex = s["examples"][0]
+        md.append(f"Example ({_source(ex['source'])}):\n")
+        md.append(raw.put(pre(ex["text"], "eb-log")) + "\n")
+        kind = (f"ordered lines within {s.get('within', 50)} lines" if len(steps) > 1 else "one line")
+        detail = [f"Signature `{s['id']}`: priority {s['priority']}, {kind}"
+                  f"{', ignoring case' if s.get('ignore_case') else ''}.\n", raw.put(pre("\n".join(steps), "eb-regex"))]
+        for more in s["examples"][1:]:
+            detail += [f"\nAnother example ({_source(more['source'])}):\n", raw.put(pre(more["text"], "eb-log"))]
+        md.append('<div class="eb-pattern" data-search-exclude markdown>\n\n??? note "Pattern '
+                  f'{inline(s["id"])}"\n\n' + indent("\n".join(detail)) + "\n\n</div>\n")
+    return md
+
+
+def _source(src: str) -> str:
+    return link("source", src) if src.startswith("https://") else inline(src)
+
+
+def _triggers(d: dict, raw: RawBlocks) -> list[str]:
+    md = ["## Triggers\n"]
+    t = d["triggers"]
+    rows = _trigger_rows(t)
+    if rows:
+        md.append(_table(("Condition", "Value"), rows, raw) + "\n")
+    md.append(raw.put(prose_html(t["explanation"])) + "\n")
+    md.append(machine_checks_md(d))
+    return md
+
+
+def _trigger_rows(t: dict) -> list[tuple[str, str]]:
+    rows = []
+    for v in t.get("rocm_versions", []):
+        rows.append(("ROCm version", version_words(v)))
+    if t.get("gpu_archs"):
+        rows.append(("GPU architecture", ", ".join(t["gpu_archs"])))
+    for f in t.get("frameworks", []):
+        rows.append(("Framework", f"{f['name']} {version_words(f['versions']) if f.get('versions') else ''}".strip()))
+    for v in t.get("env", []):
+        rows.append(("Environment", f"`{v['name']}`: {v['condition']}"))
+    for p in t.get("platform", []):
+        rows.append((p["fact"].replace("-", " ").capitalize(), p["value"]))
+    return rows
+
+
+def _table(head: tuple, rows: list[tuple], raw: RawBlocks) -> str:
+    return raw.put("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
+                   + "".join("<tr>" + "".join(f"<td>{inline_html(c)}</td>" for c in r) + "</tr>" for r in rows)
+                   + "</tbody></table>")
+
+
+def machine_checks_md(d: dict) -> str:
+    """The checkable part of an entry's trigger in plain words (what `errbook doctor` tests), or why none is."""
+    t = d.get("triggers") or {}
+    if t.get("checks"):
+        md = ['!!! example "Checked on a machine: `errbook doctor` reports this entry when one of these holds"\n']
+        for c in t["checks"]:
+            conds = "; ".join(inline(checks.describe(x, code=True)) for x in c["when"])
+            md.append(f"    - **{inline(c['says'])}** — when {conds}.")
+        return "\n".join(md) + f"\n\n    See [Check your machine](../{addresses.DOCS['doctor']}).\n"
+    if t.get("not_checkable"):
+        return '!!! note "Not checkable on a machine"\n    ' + inline(t["not_checkable"]) + "\n"
+    return ""
+
+
+def _fix_steps(d: dict) -> list[str]:
+    """Every fix step, with its code (before/after tabs where the entry gives both), in English and Chinese."""
+    en = "\n".join(_step_md(i, st["step"], st) for i, st in enumerate(d["fix"], 1))
+    zh = None
+    if any(st.get("step_zh") for st in d["fix"]):
+        zh = "\n".join(_step_md(i, st.get("step_zh") or st["step"], st) for i, st in enumerate(d["fix"], 1))
+    return [f"## Fix {{ #{FIX_ANCHOR} }}\n", _tabs(en, zh)]
+
+
+def _step_md(i: int, text: str, step: dict) -> str:
+    out = [f"{i}. {inline(text)}\n"]
+    c = step.get("code")
+    if c:
+        if c.get("before") and c.get("after"):
+            out.append('    === "Before"\n\n' + fence(c["before"], c["lang"], "        ") + "\n")
+            out.append('    ===+ "After"\n\n' + fence(c["after"], c["lang"], "        ") + "\n")
+        else:
+            out.append(fence(c.get("snippet") or c["after"], c["lang"], "    ") + "\n")
+    return "\n".join(out)
+
+
+def _corrections(d: dict, raw: RawBlocks) -> list[str]:
+    if not d.get("corrects"):
+        return []
+    md = ["## Common advice this corrects\n"]
+    for c in d["corrects"]:
+        md.append('!!! failure "What people believe"\n\n' + indent(raw.put(prose_html(c["belief"]))) +
+                  f"\n\n    *Where it circulates:* {circulates(c)}\n")
+        md.append('!!! success "What is true"\n\n' + indent(raw.put(prose_html(c["truth"]))) + "\n")
+        md.append('!!! quote "Evidence"\n\n' + indent(raw.put(prose_html(c["evidence"]))) + "\n")
+    return md
+
+
+def _verification(d: dict, e, records_by_platform: dict, notebooks: frozenset, links: Links) -> list[str]:
+    """The runbook, and every tier's evidence per platform (a record of an earlier version says so)."""
+    md = ["## Verification { data-search-exclude }\n"]
+    ver = d["verification"]
+    rb = ver["runbook"]
+    rb_md = link(rb, links.blob(rb)) if links.repo_url else f"`{rb}`"
+    md.append(f"Runbook: {rb_md} (tiers: {', '.join(ver['tiers'])}). Run it with "
+              f"`errbook run {d['id']}`; add `--tier rocm` on an AMD machine.\n")
+    md.append("| Tier | Platform | Outcome | Date | Commit | Executed run |\n|---|---|---|---|---|---|")
+    any_rocm = False
+    for ts in tier_status(e, records_by_platform, notebooks):
+        if not ts["rows"]:
+            md.append(f"| {ts['tier']} | — | {badge('none', 'not run yet')} | | | |")
+        for r in ts["rows"]:
+            any_rocm |= r["fingerprint"].get("platform") == "rocm"
+            md.append(_verification_row(ts["tier"], r))
+    if not any_rocm:
+        md.append("\n!!! warning \"Not yet verified on AMD hardware\"\n    No run of this runbook on a ROCm GPU is "
+                  "recorded. Checks of the rocm tier were skipped, not passed.\n")
+    md.append("")
+    return md
+
+
+def _verification_row(tier: str, r: dict) -> str:
+    nb_md = link("open", "../" + addresses.run_page_src(r["notebook"])) if r["has_nb"] else ""
+    reason = f" — {inline(r['reason'][:160])}" if r["outcome"] != "passed" and r["reason"] else ""
+    out_badge = badge(r["outcome"], r["outcome"]) if r["current"] else \
+        badge("none", f"{r['outcome']} · earlier version")        # made before the entry last changed
+    return (f"| {tier} | {inline(r['where'])} | {out_badge}{reason} "
+            f"| {inline(r['date'])} | {code_span(r['commit']) if r['commit'] else ''} | {nb_md} |")
+
+
+def _references(d: dict, raw: RawBlocks) -> list[str]:
+    # external https links only: no link for MkDocs to resolve
+    return ["## References\n", raw.put("<ul>" + "".join(
+        f'<li><a href="{attr(url(r["url"]))}">{inline_html(r["title"])}</a> ({html.escape(r["kind"])})'
+        + (f" — {inline_html(r['note'])}" if r.get("note") else "") + "</li>" for r in d["references"]) + "</ul>"), ""]
+
+
+def _related(d: dict, by_id: dict) -> list[str]:
+    """Entries this one declares related, and those that declare it."""
+    rel = [x for x in d.get("related", []) if x in by_id]
+    back = sorted(oid for oid, o in by_id.items() if d["id"] in (o.get("related") or []) and oid not in rel)
+    if not (rel or back):
+        return []
+    return (["## Related entries { data-search-exclude }\n"]
+            + [f"- {rel_entry_link(x, by_id[x]['title'], 'entries')}" for x in rel + back] + [""])

@@ -1,0 +1,260 @@
+"""MkDocs adapter: turns entries, the ledger and executed runbooks into pages during `mkdocs build`/`serve`
+(no separate pre-step). Page layout lives in the page modules (entrypage, runpage, indexpages) and addresses in
+addresses.py; this file only moves data in and files out."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import stat
+import sys
+from pathlib import Path, PurePath
+from typing import cast
+from urllib.parse import urlsplit
+
+from mkdocs.config import config_options as c
+from mkdocs.config.base import Config
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
+
+from errbook.common import paths
+from errbook.kb import entries as entries_mod
+from errbook.kb import usable, verified
+from errbook.machine import facts
+from errbook.runbooks import ledger
+from errbook.web import addresses, entrypage, indexpages, phrases, refs, runpage
+from errbook.web import bundle as bundle_mod
+from errbook.web.escape import RawBlocks
+
+log = get_plugin_logger(__name__)
+
+ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "errbook.css", "search-query.js")
+HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Material's bundle starts its search worker
+MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
+
+
+def finding(msg: str) -> None:
+    """A build finding that does not abort the build: printed outside MkDocs' logger, so strict mode (on in
+    mkdocs.yml) keeps building. Used where the offending file is left out of the site, so nothing unsafe is
+    published and one stray file cannot take the whole site down."""
+    print(f"WARNING -  errbook: {msg}", file=sys.stderr)
+
+
+
+# Words readers type that jieba (which Material's search runs over Chinese text at build time) cuts apart:
+# 找不到设备 became 找/不到/设备 and 编译很慢 编译/很/慢, so a query "编译 很慢" matched every page with 很 (很多, 很快).
+# Kept whole, each is one rare index word that the query finds as typed. Added before the search plugin indexes.
+ZH_WORDS = ("很慢", "找不到", "用不了", "不支持", "识别不到", "检测不到", "跑不起来")
+
+
+def _add_zh_words() -> None:
+    try:
+        import jieba
+    except ImportError:          # Material indexes Chinese without segmentation then; nothing to add
+        return
+    for w in ZH_WORDS:
+        jieba.add_word(w)
+
+class ErrbookConfig(Config):
+    root = c.Optional(c.Type(str))   # checkout root; default: the folder of mkdocs.yml
+    branch = c.Type(str, default="main")
+
+
+class ErrbookPlugin(BasePlugin[ErrbookConfig]):
+    def on_config(self, config):
+        _add_zh_words()
+        self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
+        self._anchor_jupyter(config)
+        self.links = refs.Links(repo_url=config.repo_url or "", branch=self.config.branch)
+        loaded, errors = entries_mod.load_all(self.root)
+        for e in errors:
+            if e.kind == "unreadable":
+                # Skipped with a warning, not an abort: printed outside MkDocs' logger so that strict mode (on in
+                # mkdocs.yml) does not turn it into a failed build; `errbook validate` reports it as a finding.
+                print(f"WARNING -  errbook: skipping entry file {e} (errbook validate reports it)", file=sys.stderr)
+        problems = [str(e) for e in errors if e.kind != "unreadable"]
+        for entry in loaded:
+            problems += [str(f) for f in usable.schema_findings(entry)]
+        problems += [str(f) for f in usable.duplicate_id_findings(loaded)]
+        if problems:
+            raise PluginError("invalid entries (run `errbook validate`):\n  " + "\n  ".join(problems[:50]))
+        self.entries = [e for e in loaded if not e.withdrawn]
+        self.withdrawn = [e for e in loaded if e.withdrawn]
+        self.by_id = {e.id: e for e in loaded}
+        records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
+        # A record counts as verifying an entry only at the entry's current content digest (verified.py); the
+        # mark is set here for every record, so a ledger line cannot claim it.
+        self.records = verified.mark_current(records, {e.id: verified.digest(e, self.root) for e in loaded})
+        for p in self.ledger_problems:
+            log.info(f"ledger: {p}")
+        self.latest = ledger.latest_by_entry_platform(self.records)
+        try:
+            # Both stages, environment evidence and machine checks: the page answers as errbook triage does.
+            self.bundle = bundle_mod.build(self.root, self.entries)
+        except Exception as ex:  # a bad pattern: validate names it precisely
+            raise PluginError(f"signature does not compile (run `errbook validate`): {ex}") from None
+        return config
+
+    @staticmethod
+    def _anchor_jupyter(config) -> None:
+        """mkdocs-jupyter tests `include` with PurePath(abs_src_path).match(pattern): a relative pattern matches
+        from the right, so "notebooks/*.ipynb" also took docs/verification/runs/notebooks/X.ipynb and rendered it
+        with live scripts. A pattern that is absolute must match the whole path: anchor each at docs_dir."""
+        jupyter = config.plugins.get("mkdocs-jupyter")
+        if jupyter is None:
+            return
+        docs = glob.escape(os.path.normpath(config.docs_dir))      # a [ or * in the checkout path is literal
+        jupyter.config["include"] = [p if PurePath(p).is_absolute() else os.path.join(docs, p)
+                                     for p in jupyter.config["include"]]
+
+    def _rel(self, f: File) -> str:
+        return os.path.relpath(cast(str, f.abs_src_path), self.root)
+
+    def _vet_docs(self, files, config) -> None:
+        """Leave out of the site, with a finding, every file of docs/ that is not a regular file inside docs/
+        (a symlink can point anywhere: outside the checkout, or at .git/config, which may hold a CI token), and
+        everything in docs/verification/runs/ but the executed notebooks directly in it. Those are errbook's
+        output and published escaped; anything in a subfolder would reach mkdocs-jupyter or MkDocs unescaped, and
+        its run page would take the address of a real run (pages are named by the notebook's stem)."""
+        docs = os.path.realpath(config.docs_dir)
+        for f in list(files):
+            if f.src_dir != config.docs_dir or not f.abs_src_path or not f.inclusion.is_in_serve():
+                continue                   # theme files, generated files, dotfiles (excluded: never published)
+            real = os.path.realpath(f.abs_src_path)
+            why = ""
+            if os.path.commonpath([real, docs]) != docs:
+                why = f"it leads outside docs/ (to {real})"
+            else:
+                try:
+                    if not stat.S_ISREG(os.stat(real).st_mode):
+                        why = "it is not a regular file"
+                except OSError as ex:
+                    why = f"it cannot be read ({ex.strerror})"
+            if not why and f.src_uri.startswith(addresses.RUNS_DIR + "/"):
+                name = f.src_uri[len(addresses.RUNS_DIR) + 1:]
+                if "/" in name:
+                    why = f"{addresses.RUNS_DIR}/ publishes only the notebooks directly in it, not subfolders"
+                elif not name.endswith(".ipynb"):
+                    why = f"{addresses.RUNS_DIR}/ holds executed notebooks (.ipynb) only"
+            if why:
+                finding(f"not publishing {self._rel(f)}: {why}")
+                files.remove(f)
+
+    def _add(self, files, config, uri: str, content: str | bytes, edit_uri: str | None = None) -> None:
+        existing = files.get_file_from_path(uri)
+        if existing is not None:
+            if existing.src_dir == config.docs_dir and existing.abs_src_path:
+                # The generated page wins: entries live in errata/, and a hand-written page must not replace one.
+                finding(f"{self._rel(existing)} is replaced by the page errbook generates from errata/ and the "
+                        "ledger; move its text to the entry's YAML or rename the file")
+            files.remove(existing)
+        f = File.generated(config, uri, content=content)
+        if edit_uri:
+            f.edit_uri = edit_uri        # relative to mkdocs.yml's edit_uri (which points into docs/)
+        files.append(f)
+
+    def _run_pages(self, files, config) -> frozenset:
+        """One page per executed runbook in docs/verification/runs/; the .ipynb itself stays downloadable
+        unless it is too large to publish."""
+        by_nb = {}
+        for r in self.records:
+            if isinstance(r, dict) and isinstance(r.get("notebook"), str):
+                by_nb[r["notebook"]] = r              # later lines win
+        published = set()
+        for f in [f for f in files if f.src_uri.startswith(addresses.RUNS_DIR + "/") and f.src_uri.endswith(".ipynb")
+                  and f.inclusion.is_in_serve()]:            # not a runner's .RMN-*.tmp.ipynb (a dotfile)
+            rel = "docs/" + f.src_uri
+            name = f.src_uri.rsplit("/", 1)[-1][:-len(".ipynb")]
+            nb, problem = None, ""
+            size = Path(f.abs_src_path).stat().st_size if f.abs_src_path else 0
+            if size > 4 * MAX_PUBLISHED_NOTEBOOK:
+                problem = f"The notebook is {size / 2**20:.0f} MiB; it is neither shown nor published."
+            else:
+                try:
+                    nb = json.loads(Path(f.abs_src_path).read_text(encoding="utf-8", errors="replace"))
+                    if not isinstance(nb, dict):
+                        nb, problem = None, "The file is not a notebook."
+                except (OSError, ValueError) as ex:
+                    problem = f"The notebook could not be read: {ex}"
+            keep = size <= MAX_PUBLISHED_NOTEBOOK and nb is not None
+            if not keep:
+                files.remove(f)
+            rec = by_nb.get(rel)
+            entry = self.by_id.get(str((rec or {}).get("entry") or name.split("--")[0]))
+            uri = addresses.run_page_src(rel)
+            self.raw[uri] = raw = RawBlocks()
+            self._add(files, config, uri,
+                      runpage.run_page(name, nb, rec, entry, problem, f"{name}.ipynb" if keep else None, raw))
+            published.add(rel)
+        return frozenset(published)
+
+    def on_files(self, files, config):
+        self.raw: dict[str, RawBlocks] = {}        # page -> its pre-rendered blocks (see on_page_content)
+        self._vet_docs(files, config)
+        notebooks = self._run_pages(files, config)
+        for e in self.entries + self.withdrawn:
+            uri = addresses.entry_src(e.id)
+            self.raw[uri] = raw = RawBlocks()
+            self._add(files, config, uri,
+                      entrypage.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw),
+                      edit_uri="../" + e.rel)
+        for k in phrases.CLASSES:
+            self._add(files, config, addresses.class_src(k),
+                      indexpages.class_page(k, [e for e in self.entries if e.klass == k], self.latest))
+        self._add(files, config, addresses.PAGES["overview"], indexpages.overview_page(self.entries, self.latest))
+        self._add(files, config, addresses.GENERATED["corrections"], indexpages.corrections_page(self.entries))
+        self._add(files, config, addresses.GENERATED["machine_checks"],
+                  indexpages.machine_checks_page(self.entries, facts.VOCAB))
+        self._add(files, config, addresses.PAGES["matrix"],
+                  indexpages.matrix_page(self.entries, self.records, self.ledger_problems, notebooks))
+        schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
+        self._add(files, config, addresses.GENERATED["schema"], indexpages.schema_page(schema))
+        self._add(files, config, addresses.GENERATED["schema_json"], json.dumps(schema, indent=2, ensure_ascii=False))
+        # Card and next-step links: site-root URLs from the address map, made with MkDocs' own src -> URL rule.
+        site = addresses.site_urls(lambda src: File(src, config.docs_dir, config.site_dir,
+                                                    config.use_directory_urls).url)
+        bundle = dict(self.bundle, entries={e.id: phrases.paste_meta(e) for e in self.entries}, site=site)
+        # A script, not JSON fetched at run time: the paste page then makes no request for it. It sets the
+        # bundle on the global object, so the page and the matching Web Worker (importScripts) both read it.
+        self._add(files, config, f"{addresses.ASSETS_DIR}/signatures.js",
+                  "(typeof self !== 'undefined' ? self : globalThis).ERRBOOK_BUNDLE = "
+                  + json.dumps(bundle, ensure_ascii=False).replace("</", "<\\/") + ";\n")
+        for name in ASSETS:
+            self._add(files, config, f"{addresses.ASSETS_DIR}/{name}",
+                      (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
+        # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
+        self._add(files, config, addresses.SEARCH_WORKER,
+                  (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))
+        return files
+
+    def on_page_markdown(self, markdown, page, config, files):
+        page_dir = str(Path(page.file.src_uri).parent).replace(".", "") if page.file.src_uri else ""
+        out, unknown = refs.expand_refs(markdown, self.by_id, page_dir, self.links)
+        if unknown:
+            raise PluginError(f"{page.file.src_uri}: unknown entry id(s) {sorted(set(unknown))}")
+        return out
+
+    def on_page_content(self, html, page, config, files):
+        raw = self.raw.get(page.file.src_uri)
+        return raw.fill(html) if raw else html
+
+    def on_post_page(self, output, page, config):
+        return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url))
+
+    def on_post_template(self, output, template_name, config):
+        if template_name == "404.html":      # served at any depth: the site_url's path, not a relative one
+            base = urlsplit(config.site_url or "/").path or "/"
+            return self._head_script(output, base.rstrip("/") + "/" + HEAD_SCRIPT)
+        return output
+
+    @staticmethod
+    def _head_script(output: str, src: str) -> str:
+        tag = f'<script src="{src}"></script>'
+        return output.replace("</head>", tag + "</head>", 1) if "</head>" in output else output
+
+    def on_serve(self, server, config, builder):
+        for d in ("errata", "runbooks"):
+            server.watch(str(self.root / d))
+        return server
