@@ -23,11 +23,14 @@ TODAY = dt.date(2026, 12, 1)
 
 def test_review_age_and_open_or_fixed_ranges():
     rows = stale.due([
-        E("RMN-0001", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0", "checked_at": "10.0.0"}]),
+        E("RMN-0001", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0", "checked_at": "10.0.0"}]),
         E("RMN-0002", reviewed="2026-01-01"),
         E("RMN-0003"),
-        E("RMN-0004", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "checked_at": "7.2"}]),
-        E("RMN-0005", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "fixed_in": "7.0"}]),
+        E("RMN-0004", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "checked_at": "7.2"}]),
+        E("RMN-0005", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "fixed_in": "7.0"}]),
         E("RMN-0006", reviewed="2020-01-01", withdrawn="2024-01-01T00:00:00Z"),
         E("RMN-0007", reviewed="2026-11-30", applies_to=[{"component": "vllm", "versions": "<0.6", "fixed_in": "0.6"}]),
     ], REL, TODAY)
@@ -41,9 +44,12 @@ def test_a_range_checked_before_the_newest_release_is_due():
     """Issue 25 item 3: an open-ended or 'any' range claims every newer release, so it is due as soon as
     releases.yaml names a release newer than the one it was checked against (checked_at)."""
     rows = stale.due([
-        E("RMN-0010", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0", "checked_at": "7.2.3"}]),
-        E("RMN-0011", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": "any", "checked_at": "9.9"}]),
-        E("RMN-0012", reviewed="2026-11-30", applies_to=[{"component": "vllm", "versions": ">=0.6.3", "checked_at": "0.33.0"}]),
+        E("RMN-0010", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0", "checked_at": "7.2.3"}]),
+        E("RMN-0011", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": "any", "checked_at": "9.9"}]),
+        E("RMN-0012", reviewed="2026-11-30",
+          applies_to=[{"component": "vllm", "versions": ">=0.6.3", "checked_at": "0.33.0"}]),
     ], REL, TODAY)
     got = {r["id"]: r["reasons"] for r in rows}
     assert sorted(got) == ["RMN-0010", "RMN-0011", "RMN-0012"]
@@ -56,17 +62,22 @@ def test_a_range_checked_at_the_newest_release_is_not_due():
     """Checked at the newest release (also written 10.0 for 10.0.0), the range is not due, whether open, 'any'
     or closed by an upper bound nobody explained (the reviewer checked that bound on the newest release)."""
     rows = stale.due([
-        E("RMN-0020", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0", "checked_at": "10.0.0"}]),
-        E("RMN-0021", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": "any", "checked_at": "10.0"}]),
-        E("RMN-0022", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "checked_at": "10.0.0"}]),
+        E("RMN-0020", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0", "checked_at": "10.0.0"}]),
+        E("RMN-0021", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": "any", "checked_at": "10.0"}]),
+        E("RMN-0022", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": ">=6.0,<7.0", "checked_at": "10.0.0"}]),
     ], REL, TODAY)
     assert rows == []
 
 
 def test_fixed_ranges_are_settled_unless_the_fix_is_not_released():
     rows = stale.due([
-        E("RMN-0030", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": "<7.0", "fixed_in": "7.0", "checked_at": "7.0"}]),
-        E("RMN-0031", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": "<10.1", "fixed_in": "10.1", "checked_at": "9.0"}]),
+        E("RMN-0030", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": "<7.0", "fixed_in": "7.0", "checked_at": "7.0"}]),
+        E("RMN-0031", reviewed="2026-11-30",
+          applies_to=[{"component": "rocm", "versions": "<10.1", "fixed_in": "10.1", "checked_at": "9.0"}]),
     ], REL, TODAY)
     assert [r["id"] for r in rows] == ["RMN-0031"]        # 10.1 is not out: the range still claims 10.0.0
 
@@ -76,8 +87,10 @@ def test_untracked_component_or_missing_checked_at_is_due():
     releases.yaml does not track (or tracks with a newest that is no version number), is reported."""
     rows = stale.due([
         E("RMN-0040", reviewed="2026-11-30", applies_to=[{"component": "rocm", "versions": ">=6.0"}]),
-        E("RMN-0041", reviewed="2026-11-30", applies_to=[{"component": "kokkos", "versions": "any", "checked_at": "5.2.1"}]),
-        E("RMN-0042", reviewed="2026-11-30", applies_to=[{"component": "llama.cpp", "versions": "any", "checked_at": "11541"}]),
+        E("RMN-0041", reviewed="2026-11-30",
+          applies_to=[{"component": "kokkos", "versions": "any", "checked_at": "5.2.1"}]),
+        E("RMN-0042", reviewed="2026-11-30",
+          applies_to=[{"component": "llama.cpp", "versions": "any", "checked_at": "11541"}]),
     ], dict(REL, **{"llama.cpp": {"newest": "b11541"}}), TODAY)
     got = {r["id"]: r["reasons"][0] for r in rows}
     assert "records no checked_at" in got["RMN-0040"]

@@ -203,7 +203,8 @@ def test_missing_checked_at_names_file_line_and_field(mini_root):
     assert "required: the newest rocm release this range was checked against" in f[0].message
     r = errbook("validate", root=mini_root)
     assert r.returncode == 1
-    assert f"errata/compile/RMN-0001.yaml:{line_of(text, '- component: rocm')}: applies_to[0].checked_at: required".encode() in r.stdout
+    where = f"errata/compile/RMN-0001.yaml:{line_of(text, '- component: rocm')}"
+    assert f"{where}: applies_to[0].checked_at: required".encode() in r.stdout
 
 
 def test_withdrawn_and_older_format_entries_need_no_checked_at(mini_root):
@@ -229,7 +230,8 @@ def test_component_missing_from_releases_yaml_is_a_finding(mini_root):
     f = run(mini_root, text)
     got = {(x.file, x.field, x.line) for x in f}
     assert ("errata/compile/RMN-0001.yaml", "applies_to[1].component", line_of(text, "- component: hip")) in got, f
-    assert ("errata/compile/RMN-0001.yaml", "triggers.checks[0].when[0].fact", line_of(text, "fact: torch.version")) in got, f
+    assert ("errata/compile/RMN-0001.yaml", "triggers.checks[0].when[0].fact",
+            line_of(text, "fact: torch.version")) in got, f
     assert len(f) == 2 and "'hip' is not tracked in errata/releases.yaml" in str(f)
 
 

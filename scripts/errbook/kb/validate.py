@@ -10,7 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from errbook.kb import entries as entries_mod
-from errbook.kb import regexsubset, variants
+from errbook.kb import regexsubset, variants, versions
 from errbook.kb.usable import (
     Finding,
     as_list,
@@ -189,7 +189,8 @@ def _release_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findi
     releases: dict = {}
     for comp, v in (doc.data.items() if doc is not None and isinstance(doc.data, dict) else ()):
         if not isinstance(v, dict) or not isinstance(v.get("newest"), str):
-            out.append(Finding(rel_file, doc.line_of((comp,)), str(comp), "needs newest: the newest release, as a string"))
+            out.append(Finding(rel_file, doc.line_of((comp,)), str(comp),
+                               "needs newest: the newest release, as a string"))
             continue
         releases[comp] = v
         if versions.parse(v["newest"]) is None:
@@ -203,7 +204,7 @@ def _release_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findi
     for e in entries_mod.active(loaded):
         sv = versions.parse(e.get("schema_version")) if isinstance(e.get("schema_version"), str) else None
         needs_checked = sv is not None and versions.compare(sv, (1, 2)) >= 0   # 1.2: every range names checked_at
-        for i, a in enumerate(_list(e.get("applies_to"))):
+        for i, a in enumerate(as_list(e.get("applies_to"))):
             comp = a.get("component") if isinstance(a, dict) else None
             if not isinstance(comp, str):
                 continue   # the schema finding names it
@@ -225,8 +226,8 @@ def _release_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findi
                                        f"checked at {a['checked_at']}, newer than the newest {comp} release in "
                                        f"{rel_file} ({rel['newest']}): update {rel_file}, or correct checked_at"))
         t = e.get("triggers")
-        for i, chk in enumerate(_list(t.get("checks")) if isinstance(t, dict) else []):
-            for j, cond in enumerate(_list(chk.get("when")) if isinstance(chk, dict) else []):
+        for i, chk in enumerate(as_list(t.get("checks")) if isinstance(t, dict) else []):
+            for j, cond in enumerate(as_list(chk.get("when")) if isinstance(chk, dict) else []):
                 if not (isinstance(cond, dict) and "version" in cond and isinstance(cond.get("fact"), str)):
                     continue
                 path = ("triggers", "checks", i, "when", j, "fact")

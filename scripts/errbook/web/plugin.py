@@ -44,7 +44,8 @@ def finding(msg: str) -> None:
 
 
 # Words readers type that jieba (which Material's search runs over Chinese text at build time) cuts apart:
-# 找不到设备 became 找/不到/设备 and 编译很慢 编译/很/慢, so a query "编译 很慢" matched every page with 很 (很多, 很快).
+# 找不到设备 became 找/不到/设备 and 编译很慢 编译/很/慢, so a query "编译 很慢" matched every page with 很
+# (很多, 很快).
 # Kept whole, each is one rare index word that the query finds as typed. Added before the search plugin indexes.
 ZH_WORDS = ("很慢", "找不到", "用不了", "不支持", "识别不到", "检测不到", "跑不起来")
 
