@@ -5,7 +5,9 @@ Everything lives in one temporary folder: the munge key and socket (slurm.conf p
 so the machine's own munged, if any, is left alone), slurm.conf on free ports, state, spool and logs. The
 daemons run in the foreground as children of the test, munged as the munge user, slurmctld and slurmd as root.
 stop() cancels every job, stops the daemons, kills any process still carrying this cluster's SLURM_CONF in its
-environment (job steps included) and reports them, so a test run leaves nothing behind.
+environment (job steps included) or naming its folder on its command line (munged) and reports them, so a test
+run leaves nothing behind. Nothing here touches the machine's services: Debian's munge, slurmctld and slurmd
+units stay stopped and disabled (scripts/bootstrap.sh keeps the packages from starting or enabling them).
 """
 from __future__ import annotations
 
@@ -163,19 +165,26 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 
     # ------------------------------------------------------------ stop
     def _ours(self) -> list[int]:
-        """Processes started by this cluster (daemons, job steps, jobs): they carry its SLURM_CONF."""
+        """Processes started by this cluster: the daemons (munged is given no SLURM_CONF, but its command line
+        names this cluster's folder), job steps and jobs (they carry its SLURM_CONF)."""
         mark = f"SLURM_CONF={self.conf}".encode()
+        folder = str(self.base).encode()
         mine = []
         for d in os.listdir("/proc"):
             if not d.isdigit() or int(d) == os.getpid():
                 continue
             try:
                 env = Path(f"/proc/{d}/environ").read_bytes()
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes()
             except OSError:
                 continue
-            if mark in env.split(b"\0"):
+            if mark in env.split(b"\0") or any(a.startswith(folder) or (b"=" + folder) in a for a in cmd.split(b"\0")):
                 mine.append(int(d))
         return mine
+
+    def daemons_running(self) -> list[str]:
+        """This cluster's daemons (munged, slurmctld, slurmd) that are still alive, by name and pid."""
+        return [f"{name} {p.pid}" for name, p in self.procs.items() if p.poll() is None]
 
     def stop(self) -> list[str]:
         """Stop everything; returns descriptions of processes that had to be killed after the daemons stopped."""

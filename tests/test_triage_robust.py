@@ -93,6 +93,7 @@ def test_sigterm_and_ctrl_c_stop_a_parallel_scan_and_leave_no_spill(tmp_path, si
     assert b"Traceback" not in p.stderr.read()
 
 
+@pytest.mark.slow
 def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage"],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
@@ -115,6 +116,7 @@ def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     ("beyond-4096", b"x" * 10000 + b" " + ERR, 1),
     ("gcc-quotes-windows", "C:\\Users\\me\\proj\\a.hip:1:10: fatal error: \u2018cuda_runtime.h\u2019 file not found\n".encode(), 1),
 ])
+@pytest.mark.slow
 def test_hostile_log_shapes_still_find_the_error(name, data, line):
     r = errbook("triage", "--json", root=REPO, input=data)
     assert r.returncode == 0, (name, r.stderr)

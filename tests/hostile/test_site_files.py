@@ -88,6 +88,7 @@ def test_nested_run_notebooks_are_refused_with_a_finding(nested):
     assert "FAKE-RUN-7302" not in text and "ODD-7303" not in text and "STRAY-7304" not in text
 
 
+@pytest.mark.slow
 def test_jupyter_include_is_anchored_at_docs(tmp_path):
     """mkdocs-jupyter matches `include` against the absolute path from the right; after the errbook plugin's
     on_config only docs/notebooks/*.ipynb matches, even in a checkout whose path holds glob characters."""
