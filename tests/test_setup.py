@@ -62,6 +62,19 @@ def test_readme_gives_the_set_up_lines_and_the_command_name():
     assert "bash scripts/bootstrap.sh test --quick" in README
 
 
+def _set_up_lines(text: str) -> list[str]:
+    """The set-up block's lines: every line that starts a bootstrap command, and `errbook --help`."""
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line in lines if line.startswith("bash scripts/bootstrap.sh") or line == "errbook --help"]
+
+
+def test_readme_home_page_and_onboarding_show_the_same_set_up():
+    readme = _set_up_lines(README)
+    assert len(readme) >= 4 and readme[-1] == "errbook --help", readme
+    for page in ("docs/index.md", "docs/onboarding.md"):
+        assert _set_up_lines((REPO / page).read_text(encoding="utf-8")) == readme, page
+
+
 @pytest.mark.slow
 def test_fresh_clone_set_up_then_errbook_on_path(tmp_path):
     clone = _clone(tmp_path)
