@@ -101,8 +101,9 @@ def test_fresh_clone_set_up_then_errbook_on_path(tmp_path):
 
 
 def _fake_checkout(tmp_path: Path) -> Path:
-    """The bootstrap and pyproject.toml of this checkout, with a .venv the bootstrap takes as installed for
-    --quick (its stamp at this pyproject.toml): the shim's rules, without pip."""
+    """The bootstrap and pyproject.toml of this checkout, with a .venv the bootstrap takes as installed for every
+    mode (its stamps at this pyproject.toml): the shim's rules, without pip. The fake .venv's python refuses to
+    run, so a bootstrap that wanted pip here fails the test instead of installing into a real environment."""
     import hashlib
     co = tmp_path / "checkout"
     (co / "scripts").mkdir(parents=True, exist_ok=True)
@@ -110,11 +111,13 @@ def _fake_checkout(tmp_path: Path) -> Path:
         shutil.copy(REPO / f, co / f)
     bin_ = co / ".venv" / "bin"
     bin_.mkdir(parents=True)
-    for name, body in (("python", 'exec "%s" "$@"\n' % sys.executable), ("errbook", 'echo "fake errbook $*"\n')):
+    for name, body in (("python", 'echo "the fake .venv python was asked to run: $*" >&2\nexit 99\n'),
+                       ("errbook", 'echo "fake errbook $*"\n')):
         (bin_ / name).write_text("#!/bin/sh\n" + body)
         (bin_ / name).chmod(0o755)
     digest = hashlib.sha1((co / "pyproject.toml").read_bytes()).hexdigest()[:12]
-    (co / ".venv" / f".installed-test-{digest}").touch()
+    for extras in ("base", "test", "test,toolchain"):
+        (co / ".venv" / f".installed-{extras}-{digest}").touch()
     return co
 
 
@@ -125,7 +128,7 @@ def test_shim_is_written_rewritten_and_never_clobbers(tmp_path):
     env = _env(home)
     r = _shell(NO_APT_LINE, co, env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "installing errbook" not in r.stdout                     # the stamp was honoured: no pip
+    assert "installing errbook" not in r.stdout                     # the stamps were honoured: no pip
     user = _path_after(r.stdout, env)
     assert _shell("errbook triage x.log", tmp_path, user, timeout=300).stdout == "fake errbook triage x.log\n"
 
