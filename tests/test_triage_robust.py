@@ -36,6 +36,7 @@ def test_a_worker_killed_mid_scan_is_reported_not_waited_for(tmp_path, monkeypat
     assert time.time() - t0 < 600             # a ceiling that only catches waiting for the dead worker forever
 
 
+@pytest.mark.slow
 def test_spill_holds_sequence_steps_compactly_and_is_bounded(tmp_path):
     """A log where every line is a sequence step: the spill stays a fraction of the log, results are exact."""
     path = tmp_path / "dense.log"

@@ -207,6 +207,7 @@ def _():
 """
 
 
+@pytest.mark.slow
 def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
     """Both runs block mid-notebook (papermill has written the cells so far). While they do, the published
     notebook must not exist yet, and each run writes a file of its own; afterwards one whole notebook is there
