@@ -549,14 +549,23 @@ def test_timeout_bounds_the_whole_runbook_and_nothing_outlives_it(tmp_path):
     assert r.returncode == 1, out
 
 
+# A runbook that leaves a detached process behind, then runs until it is stopped: the run is still under way
+# whenever Ctrl-C comes. (sleepy.ipynb ends after about 20 s of cells; on a machine at load 29 the test once sent
+# its Ctrl-C only as that run was ending, and the run exited 0: issue 31.)
+UNTIL_STOPPED = ("import subprocess, sys, time\n"
+                 "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)'], start_new_session=True)\n"
+                 "time.sleep(3600)")
+
+
 def test_ctrl_c_ends_the_run_and_everything_it_started(tmp_path):
-    root = _quick_root(tmp_path, {"RMN-0002": HOSTILE / "notebooks" / "sleepy.ipynb"})
+    root = _quick_root(tmp_path, {"RMN-0002": UNTIL_STOPPED})
     cmd = [sys.executable, "-m", "errbook.cli", "--root", str(root), "run", "RMN-0002", "--tier", "static",
-           "--timeout", "300", "--no-ledger", "--no-progress"]
+           "--timeout", str(HANG), "--no-ledger", "--no-progress"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        # The run is under way once its kernel and the detached process live, however long a busy machine takes.
-        wait_until(lambda: len(survivors(root)) >= 2 or p.poll() is not None, "the runbook's kernel start")
+        # The run is under way once papermill, its kernel and the detached process live, however long a busy
+        # machine takes.
+        wait_until(lambda: len(survivors(root)) >= 3 or p.poll() is not None, "the runbook's detached process")
         assert p.poll() is None, p.communicate()
         p.send_signal(signal.SIGINT)
         rc = p.wait(timeout=HANG)
