@@ -21,7 +21,8 @@ from errbook import entries, matcher, ranking, sitegen, triage
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="Debian's chromium and chromium-driver are not installed")]
+              pytest.mark.skipif(not (CHROMIUM and DRIVER),
+                                 reason="Debian's chromium and chromium-driver are not installed")]
 
 SIZES = ((1400, 1000), (390, 844))
 
