@@ -12,6 +12,33 @@ REPO = Path(__file__).resolve().parents[1]
 BASE_ENTRY = REPO / "errata" / "compile" / "RMN-0001.yaml"
 BASE_RUNBOOK = REPO / "runbooks" / "compile" / "RMN-0001.ipynb"
 
+# `pytest --quick` (what `bash scripts/bootstrap.sh test --quick` runs) leaves out the tests carrying these
+# markers (registered in pyproject.toml); the full suite, `.ci/run`, runs them all.
+QUICK_LEAVES_OUT = ("browser", "slurm", "toolchain", "slow")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true", default=False,
+                     help="the fast subset: leave out the tests marked " + ", ".join(QUICK_LEAVES_OUT))
+
+
+# A test that needs one of these fixtures waits for a whole `mkdocs build` (10 to 25 s on 2 cores): it is slow.
+SITE_BUILD_FIXTURES = ("built", "rich", "nested", "hostile_docs")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(f in getattr(item, "fixturenames", ()) for f in SITE_BUILD_FIXTURES):
+            item.add_marker(pytest.mark.slow)
+    if not config.getoption("--quick"):
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if any(item.get_closest_marker(m) for m in QUICK_LEAVES_OUT) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
 
 def make_root(tmp: Path, with_docs: bool = False) -> Path:
     """A throwaway checkout holding RMN-0001, errata/releases.yaml and, optionally, the site's hand-written pages."""

@@ -5,7 +5,9 @@ Everything lives in one temporary folder: the munge key and socket (slurm.conf p
 so the machine's own munged, if any, is left alone), slurm.conf on free ports, state, spool and logs. The
 daemons run in the foreground as children of the test, munged as the munge user, slurmctld and slurmd as root.
 stop() cancels every job, stops the daemons, kills any process still carrying this cluster's SLURM_CONF in its
-environment (job steps included) and reports them, so a test run leaves nothing behind.
+environment (job steps included) or naming its folder on its command line (munged) and reports them, so a test
+run leaves nothing behind. Nothing here touches the machine's services: Debian's munge, slurmctld and slurmd
+units stay stopped and disabled (scripts/bootstrap.sh keeps the packages from starting or enabling them).
 """
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ from pathlib import Path
 
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin"])
 PROGRAMS = ("munged", "slurmctld", "slurmd", "slurmstepd", "sbatch", "squeue", "scontrol", "scancel", "sinfo")
+# Waits are on events; a limit only catches a hang, and a loaded 2-core machine needs a generous one (issue 28 L12;
+# tests/hostile/test_suite_timing.py checks this file too).
+HANG = 180
 
 
 def unavailable() -> str | None:
@@ -67,7 +72,7 @@ class Cluster:
     def which(self, prog: str) -> str:
         return shutil.which(prog, path=SBIN)
 
-    def run(self, *cmd: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    def run(self, *cmd: str, timeout: float = HANG) -> subprocess.CompletedProcess:
         return subprocess.run([self.which(cmd[0]), *cmd[1:]], env=self.env, capture_output=True, text=True,
                               timeout=timeout)
 
@@ -97,7 +102,7 @@ class Cluster:
              f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}", f"--seed-file={m / 'munged.seed'}"],
             user=pw.pw_uid, group=pw.pw_gid, extra_groups=[], stdout=log, stderr=subprocess.STDOUT,
             env={"PATH": SBIN}, start_new_session=True)
-        _wait(lambda: self.socket.exists() or self._died("munged"), 15, "munged")
+        _wait(lambda: self.socket.exists() or self._died("munged"), HANG, "munged")
 
     def _died(self, name: str) -> bool:
         p = self.procs[name]
@@ -153,38 +158,45 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                                                 start_new_session=True)
             if name == "slurmctld":
                 _wait(lambda: self._died("slurmctld") or self.run("scontrol", "ping").returncode == 0,
-                      30, "slurmctld")
+                      HANG, "slurmctld")
 
         def idle():
             self._died("slurmd")
             r = self.run("sinfo", "-h", "-n", "localhost", "-o", "%T")
             return r.returncode == 0 and r.stdout.strip() == "idle"
-        _wait(idle, 30, "the node (sinfo: idle)", step=0.3)
+        _wait(idle, HANG, "the node (sinfo: idle)", step=0.3)
 
     # ------------------------------------------------------------ stop
     def _ours(self) -> list[int]:
-        """Processes started by this cluster (daemons, job steps, jobs): they carry its SLURM_CONF."""
+        """Processes started by this cluster: the daemons (munged is given no SLURM_CONF, but its command line
+        names this cluster's folder), job steps and jobs (they carry its SLURM_CONF)."""
         mark = f"SLURM_CONF={self.conf}".encode()
+        folder = str(self.base).encode()
         mine = []
         for d in os.listdir("/proc"):
             if not d.isdigit() or int(d) == os.getpid():
                 continue
             try:
                 env = Path(f"/proc/{d}/environ").read_bytes()
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes()
             except OSError:
                 continue
-            if mark in env.split(b"\0"):
+            if mark in env.split(b"\0") or any(a.startswith(folder) or (b"=" + folder) in a for a in cmd.split(b"\0")):
                 mine.append(int(d))
         return mine
+
+    def daemons_running(self) -> list[str]:
+        """This cluster's daemons (munged, slurmctld, slurmd) that are still alive, by name and pid."""
+        return [f"{name} {p.pid}" for name, p in self.procs.items() if p.poll() is None]
 
     def stop(self) -> list[str]:
         """Stop everything; returns descriptions of processes that had to be killed after the daemons stopped."""
         if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is None:
             try:
-                jobs = self.run("squeue", "-h", "-o", "%A", timeout=10).stdout.split()
+                jobs = self.run("squeue", "-h", "-o", "%A", timeout=HANG).stdout.split()
                 if jobs:
-                    self.run("scancel", *sorted(set(jobs)), timeout=10)
-                    _wait(lambda: not self.run("squeue", "-h", timeout=10).stdout.strip(), 20, "job cancellation")
+                    self.run("scancel", *sorted(set(jobs)), timeout=HANG)
+                    _wait(lambda: not self.run("squeue", "-h", timeout=HANG).stdout.strip(), HANG, "job cancellation")
             except (subprocess.SubprocessError, TimeoutError, OSError):
                 pass
         for name in ("slurmd", "slurmctld", "munged"):

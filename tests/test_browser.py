@@ -22,8 +22,9 @@ from errbook.web import phrases
 
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                                reason="Debian's chromium and chromium-driver are not installed")
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not (CHROMIUM and DRIVER),
+                                 reason="Debian's chromium and chromium-driver are not installed")]
 
 SIZES = ((1400, 1000), (390, 844))
 

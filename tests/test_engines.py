@@ -70,6 +70,7 @@ def hostile_cases(m) -> list[dict]:
     return cases
 
 
+@pytest.mark.slow
 def test_python_and_javascript_agree_on_the_whole_corpus(kb):
     active, m, know, b = kb
     cases = corpus_cases(active) + hostile_cases(m)

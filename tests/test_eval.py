@@ -21,6 +21,7 @@ def report():
     return evaluate.evaluate(REPO)
 
 
+@pytest.mark.slow
 def test_unseen_test_split_meets_the_floors(report):
     t = report["unseen_test"]
     assert t["logs"] >= 80, t
@@ -28,6 +29,7 @@ def test_unseen_test_split_meets_the_floors(report):
     assert t["top3"] >= FLOORS["top3"], report["unseen_test"]
 
 
+@pytest.mark.slow
 def test_figures_per_collection_round_add_up(report):
     """errbook eval --by-round: each round's dev and test halves; together exactly the unseen logs, and a round's
     test half only where the round was split by thread (round 3 was declared dev before it was studied)."""
@@ -37,6 +39,7 @@ def test_figures_per_collection_round_add_up(report):
     assert "test" not in by["3"] and "test" in by["1"]
 
 
+@pytest.mark.slow
 def test_benign_false_positives_stay_under_the_floor(report):
     b = report["benign"]
     assert b["logs"] >= 300, b

@@ -20,6 +20,7 @@ def _stream(m, data: bytes):
     return scan.results(), scan.notes
 
 
+@pytest.mark.slow
 def test_hyperscan_re2_and_in_memory_agree_on_every_labelled_log(active, monkeypatch):
     pytest.importorskip("hyperscan")
     logs = sorted((REPO / "errata" / "corpus").rglob("*.log"))

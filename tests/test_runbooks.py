@@ -39,6 +39,7 @@ def run_root(mini_root):
     return mini_root
 
 
+@pytest.mark.slow
 def test_outcomes_are_recorded_and_do_not_hide_each_other(run_root, tmp_path):
     led = tmp_path / "ledger.jsonl"
     ids = sorted(BODIES)
@@ -109,6 +110,7 @@ def _tier_ok(tier: dict, missing: set[str]) -> bool:
     return tier["outcome"] == "skipped" and any(tier.get("reason", "").endswith(why) for why in missing)
 
 
+@pytest.mark.toolchain
 def test_every_real_runbook_passes_its_available_tiers(tmp_path):
     """CI's verification run: every runbook's static and toolchain tiers, for real."""
     r = errbook("run", "--all", "--tier", "static,toolchain", "--jobs", "2", "--timeout", "300",
@@ -128,6 +130,7 @@ def test_every_real_runbook_passes_its_available_tiers(tmp_path):
 TRITON_USE = re.compile(r"^\s*(?:import triton|from triton)|triton_amdgcn\(", re.M)
 
 
+@pytest.mark.toolchain
 def test_triton_checks_declare_their_need(tmp_path):
     """hipcc installed, Triton not (hidden here by a `triton` package that fails to import): every runbook that
     uses Triton still passes, its Triton checks skipped for the declared need "triton-amd", never failed."""

@@ -466,6 +466,7 @@ def test_verification_matrix_shows_the_fleet(rich):
                                                if "RMN-0003" in r), re.S)[1])
 
 
+@pytest.mark.slow
 def test_hostile_ledger_values_are_text(tmp_path):
     """A valid record carries markup in every free-text field the pages show (platform label, fingerprint,
     a tier's reason); an invalid one is reported as a ledger problem. Both reach the pages as text only."""
@@ -520,6 +521,7 @@ def test_cjk_font_stack(built):
     assert "assets/errbook/errbook.css" in page(out, "entries/RMN-0001")
 
 
+@pytest.mark.slow
 def test_sitemap_and_404_under_a_sub_path(tmp_path):
     root = make_root(tmp_path / "root", with_docs=True)
     env = dict(os.environ, ERRBOOK_SITE_URL="https://docs.example.org/errbook/")
@@ -537,6 +539,7 @@ def test_sitemap_and_404_under_a_sub_path(tmp_path):
     assert assets and all(a.startswith("/errbook/assets/") for a in assets), assets
 
 
+@pytest.mark.slow
 def test_hand_written_notebooks_render_through_mkdocs_jupyter(tmp_path):
     """mkdocs-jupyter stays the renderer of notebooks written as documentation (docs/notebooks/); executed
     runbooks get the plugin's own pages."""
@@ -577,6 +580,7 @@ def test_paste_page_assets(built):
     assert 'src="../assets/errbook/search-query.js"></script></head>' in page(out, "triage")
 
 
+@pytest.mark.slow
 def test_invalid_entry_fails_the_build(tmp_path):
     root = make_root(tmp_path / "root", with_docs=True)
     p = root / "errata" / "compile" / "RMN-0001.yaml"
@@ -586,6 +590,7 @@ def test_invalid_entry_fails_the_build(tmp_path):
     assert r.returncode != 0 and "RMN-0001.yaml" in out and "signatures[0].priority" in out
 
 
+@pytest.mark.slow
 def test_unknown_entry_reference_fails_the_build(tmp_path):
     root = make_root(tmp_path / "root", with_docs=True)
     (root / "docs" / "onboarding.md").write_text("# x\n\n[[RMN-0404]]\n")

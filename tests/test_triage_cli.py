@@ -29,6 +29,7 @@ def test_no_match_is_exit_1_and_missing_file_exit_2(mini_root, tmp_path):
     assert errbook("triage", str(tmp_path / "missing.log"), root=mini_root).returncode == 2
 
 
+@pytest.mark.slow
 def test_no_match_names_the_first_failure_line_and_what_to_do(tmp_path):
     """An incident reader who gets no entry is shown the line to search for; a log with no failure line says so."""
     # a failure no entry will ever know (a real UCX line used here found its entry, RMN-0213, the day it landed)

@@ -36,6 +36,7 @@ def test_a_worker_killed_mid_scan_is_reported_not_waited_for(tmp_path, monkeypat
     assert time.time() - t0 < 600             # a ceiling that only catches waiting for the dead worker forever
 
 
+@pytest.mark.slow
 def test_spill_holds_sequence_steps_compactly_and_is_bounded(tmp_path):
     """A log where every line is a sequence step: the spill stays a fraction of the log, results are exact."""
     path = tmp_path / "dense.log"
@@ -93,6 +94,7 @@ def test_sigterm_and_ctrl_c_stop_a_parallel_scan_and_leave_no_spill(tmp_path, si
     assert b"Traceback" not in p.stderr.read()
 
 
+@pytest.mark.slow
 def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage"],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
@@ -116,6 +118,7 @@ def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     ("gcc-quotes-windows",
      "C:\\Users\\me\\proj\\a.hip:1:10: fatal error: \u2018cuda_runtime.h\u2019 file not found\n".encode(), 1),
 ])
+@pytest.mark.slow
 def test_hostile_log_shapes_still_find_the_error(name, data, line):
     r = errbook("triage", "--json", root=REPO, input=data)
     assert r.returncode == 0, (name, r.stderr)

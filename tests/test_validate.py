@@ -153,6 +153,7 @@ def test_scaffold_next_id_and_todo_flagged(mini_root):
     assert any(x.file == "errata/runtime/RMN-0002.yaml" and "TODO" in x.message for x in f)
 
 
+@pytest.mark.slow
 def test_fast_schema_path_agrees_with_jsonschema():
     """The fastjsonschema shortcut may only say 'valid' where jsonschema finds nothing."""
     import copy

@@ -4,6 +4,7 @@ entry as it is now (issue 26)."""
 import json
 
 import nbformat
+import pytest
 import yaml
 
 from conftest import REPO, build, errbook, make_root
@@ -54,6 +55,7 @@ def _record(root, **kw):
     return rec
 
 
+@pytest.mark.slow
 def test_pages_show_an_earlier_version_for_an_old_digest_and_ignore_a_forged_mark(tmp_path):
     root = make_root(tmp_path / "root", with_docs=True)
     old = "v1:" + "0" * 64
@@ -97,6 +99,7 @@ def test_ledger_command_marks_records_of_earlier_versions(mini_root):
     assert r.returncode == 1 and b"ledger.jsonl:1: digest: must be a content digest" in r.stderr
 
 
+@pytest.mark.slow
 def test_run_changed_reruns_only_what_has_no_record_at_its_digest(mini_root):
     def pending():
         r = errbook("run", "--changed", "--tier", "static", "--dry-run", root=mini_root)

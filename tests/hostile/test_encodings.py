@@ -52,6 +52,7 @@ def utf8_answer(tmp_path_factory):
     return ans
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ENCODED))
 def test_triage_reads_a_utf16_or_utf32_file_like_its_utf8_twin(name, tmp_path, utf8_answer):
     p = tmp_path / "ps.log"
@@ -192,6 +193,7 @@ def paste_page(tmp_path_factory):
     httpd.shutdown()
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")), reason="no chromium")
 def test_paste_page_reads_a_utf16_file(paste_page, tmp_path):
     """The page's file input, in Chromium: UTF-16/UTF-32 logs are matched like their UTF-8 twin, and the page says

@@ -18,6 +18,7 @@ TITLES = [
 ]
 
 
+@pytest.mark.slow
 def test_the_title_is_written_as_given_and_the_entry_loads(tmp_path):
     root = make_root(tmp_path / "root")
     for title in TITLES:

@@ -54,6 +54,7 @@ def main_db(cache: Path) -> Path:
     return max(cache.glob("hs*-*.db"), key=lambda p: p.stat().st_size)     # the signatures' (notes' are small)
 
 
+@pytest.mark.slow
 def test_triage_answers_do_not_depend_on_a_hostile_cache(tmp_path):
     import random
     sys.path.insert(0, str(HERE))
@@ -93,6 +94,7 @@ def test_triage_answers_do_not_depend_on_a_hostile_cache(tmp_path):
         put(pristine)
 
 
+@pytest.mark.slow
 def test_fuzzed_cache_files_never_crash_hang_or_change_answers(tmp_path):
     """Fixed seed, bounded: bit flips, truncation, bytecode edits with a recomputed CRC, another pattern set's
     database, FIFOs, symlinks and a directory at the cache path, and the same for the key file."""

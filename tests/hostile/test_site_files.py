@@ -88,6 +88,7 @@ def test_nested_run_notebooks_are_refused_with_a_finding(nested):
     assert "FAKE-RUN-7302" not in text and "ODD-7303" not in text and "STRAY-7304" not in text
 
 
+@pytest.mark.slow
 def test_jupyter_include_is_anchored_at_docs(tmp_path):
     """mkdocs-jupyter matches `include` against the absolute path from the right; after the errbook plugin's
     on_config only docs/notebooks/*.ipynb matches, even in a checkout whose path holds glob characters."""
@@ -206,6 +207,7 @@ def _():
 """
 
 
+@pytest.mark.slow
 def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
     """Both runs block mid-notebook (papermill has written the cells so far). While they do, the published
     notebook must not exist yet, and each run writes a file of its own; afterwards one whole notebook is there

@@ -542,6 +542,7 @@ def _mutations(f, rng: random.Random):
 FUZZ_CASES = 80
 
 
+@pytest.mark.slow
 def test_fuzz_the_spool(fleet):
     """Random changes to a spool, 1 to 3 at a time, then a merge: it must exit 0 (merged) or 2 (with a message),
     print no traceback, end before the ceiling, publish nothing from outside the spool, write nothing outside

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import REPO, make_root
 
 FACTS = REPO / "tests" / "doctor_machines" / "radeon-bad-override.json"
@@ -50,6 +52,7 @@ def test_ledger_shows_a_hostile_platform_label_escaped(tmp_path):
     assert json.loads(j.stdout)["records"][0]["platform_label"] == "CPU" + EVIL
 
 
+@pytest.mark.slow
 def test_triage_shows_c1_bel_and_backspace_of_a_log_line_escaped():
     line = "k.hip:1:10: fatal error: 'cuda_runtime.h' file not found \x07\x08\x08\x9b2J\x9d0;t\x9c\x7f\n"
     r = run("--root", str(REPO), "triage", "-", input=line.encode())

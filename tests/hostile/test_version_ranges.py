@@ -48,6 +48,7 @@ def _root(tmp, where: str, rng: str):
 WHERE = ["applies_to", "rocm_versions", "frameworks", "check"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", WHERE)
 @pytest.mark.parametrize("rng", ["<6..2", ">=6..1", ">=7,<6"])
 def test_validate_names_file_line_and_field(tmp_path, where, rng):
