@@ -339,8 +339,8 @@ def test_fleet_file_classes_and_sbatch_arguments(tmp_path):
     assert "--time=0:45:00" in b and b[-1] == "--qos=debug"
     script = slurm.batch_script(tmp_path, "mi300x", fleet["classes"]["mi300x"], "/shared/errbook/scripts")
     assert "module load rocm/6.2.4" in script
-    assert script.rstrip().endswith(f"exec apptainer exec --rocm -B /lustre errbook.sif python3 -m errbook.runbooks.slurmtask "
-                                    f"task {tmp_path} mi300x")
+    assert script.rstrip().endswith("exec apptainer exec --rocm -B /lustre errbook.sif python3 -m "
+                                    f"errbook.runbooks.slurmtask task {tmp_path} mi300x")
     f.write_text("classes:\n  mi300x: {partitoin: batch}\n")
     with pytest.raises(slurm.FleetError, match="unknown key 'partitoin'"):
         slurm.load_fleet(f)
