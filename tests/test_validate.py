@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conftest import errbook
-from errbook.kb import validate
+from errbook.kb import usable, validate
 
 BASE = (Path(__file__).parent.parent / "errata" / "compile" / "RMN-0001.yaml").read_text(encoding="utf-8")
 
@@ -160,7 +160,7 @@ def test_fast_schema_path_agrees_with_jsonschema():
 
     from conftest import REPO
     from errbook.kb import entries
-    fast = validate._fast_check()
+    fast = usable._fast_check()
     assert fast is not None
     loaded, _ = entries.load_all(REPO)
     samples = [e.data for e in loaded]
@@ -176,7 +176,7 @@ def test_fast_schema_path_agrees_with_jsonschema():
             fast_ok = True
         except Exception:
             fast_ok = False
-        assert fast_ok == (not list(validate._validator().iter_errors(data))), data.get("id")
+        assert fast_ok == (not list(usable._validator().iter_errors(data))), data.get("id")
 
 
 def test_link_to_the_old_rocm_tracker_is_a_finding(mini_root):

@@ -151,7 +151,7 @@ def test_python_and_the_paste_page_detect_and_decode_alike():
         if not enc.startswith("utf-8"):            # what the CLI scans (UTF-8 text) is what the page matches
             stream, _ = textenc.utf8_stream(io.BytesIO(s))
             assert got["text"] == b"".join(iter(functools.partial(stream.read, 1 << 16), b"")).decode("utf-8"), s[:40]
-    named = dict(zip(ENCODED, js, strict=True))
+    named = dict(zip(ENCODED, js, strict=False))     # js also holds the other samples
     assert named["utf-16-le"] == {"encoding": "utf-16-le", "text": LOG}
     assert named["utf-32-be"] == {"encoding": "utf-32-be", "text": LOG}
     assert named["utf-8-sig"] == {"encoding": "utf-8-sig", "text": LOG}

@@ -59,15 +59,15 @@ def test_validate_names_the_bad_parameter_with_its_line(tmp_path, name, value, m
 
 def test_the_schema_itself_refuses_the_names_and_accepts_plain_ones(tmp_path):
     """Editors and other tools read entry.schema.json alone: it must say the same."""
-    from errbook.kb import validate
+    from errbook.kb import usable
     good = {"offload_arch": "gfx90a", "_n2": 3, "ratio": 0.5, "on": True, "none": None, "archs": ["gfx90a", 1]}
     data = yaml.safe_load((make_root(tmp_path / "r") / "errata" / "compile" / "RMN-0001.yaml").read_text())
     data["verification"]["parameters"] = good
-    assert not list(validate._validator().iter_errors(data))
+    assert not list(usable._validator().iter_errors(data))
     for name, value, _ in BAD:
         name = _injection(tmp_path / "PWNED") if name == "code" else name
         data["verification"]["parameters"] = {name: 1 if value is None else value}
-        errs = list(validate._validator().iter_errors(data))
+        errs = list(usable._validator().iter_errors(data))
         assert errs and list(errs[0].absolute_path)[:2] == ["verification", "parameters"], name
 
 

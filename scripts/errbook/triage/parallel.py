@@ -167,9 +167,10 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
             waiting = {rd: (k, p) for k, p, rd in procs}
             while waiting:
                 for ready in wait(list(waiting)):
-                    k, p = waiting.pop(cast(Connection, ready))
+                    conn = cast(Connection, ready)
+                    k, p = waiting.pop(conn)
                     try:
-                        results[k] = rd.recv()
+                        results[k] = conn.recv()
                     except EOFError:          # the pipe closed without a result: the worker died
                         p.join(5)
                         raise WorkerDied(f"triage worker {k + 1}/{len(procs)} {_describe_exit(p.exitcode)}") from None
