@@ -8,6 +8,7 @@ import importlib.util
 import os
 import platform as _pf
 import shutil
+from pathlib import Path
 
 from errbook.machine import fingerprint, pyprobe
 from errbook.machine.facts import readers
@@ -112,7 +113,22 @@ def needs_available(info: dict) -> dict[str, str | None]:
         "cmake": None if shutil.which("cmake") else "CMake is not installed",
         "node": None if shutil.which("node") else "Node.js is not installed",
         "rocminfo": None if r.get("gfx") else "no AMD GPU visible to rocminfo (/dev/kfd missing or not accessible)",
+        # Checks that drive the distribution's own Python or ROCm's hipify-perl (not pip-installable): a file test,
+        # so detection stays cheap; the check itself reports what the tool then does.
+        "system-torch": None if any(Path(d, "torch", "__init__.py").is_file() for d in SYSTEM_SITE)
+        else "the system Python has no torch (Debian: apt-get install python3-torch)",
+        "hipify-perl": None if _hipify_perl() else "hipify-perl is not installed (ROCm's HIPIFY; set HIPIFY_PERL)",
     }
+
+
+SYSTEM_SITE = ("/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages")
+
+
+def _hipify_perl() -> str | None:
+    for c in (os.environ.get("HIPIFY_PERL"), shutil.which("hipify-perl"), "/opt/rocm/bin/hipify-perl"):
+        if c and os.path.isfile(c):
+            return c
+    return None
 
 
 def tier_availability(info: dict) -> dict[str, str | None]:
