@@ -173,72 +173,95 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
     return out
 
 
+REL_FILE = "errata/releases.yaml"
+
+
 def _release_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Finding]:
     """Freshness (errbook stale): errata/releases.yaml tracks every component that an active entry's applies_to
     or a machine check's version condition names, each with a comparable newest release, the date it was
     checked and the source; every applies_to range of an active 1.2 entry records checked_at, the release it
     was checked against, and no checked_at is newer than releases.yaml's newest."""
     from . import stale
-    rel_file = "errata/releases.yaml"
     try:
         _, doc = stale.load_releases(root, located=True)
     except (ValueError, OSError) as ex:
         m = re.match(r".*?:(\d+): (.*)", str(ex), re.S)
-        return [Finding(rel_file, int(m.group(1)) if m else 1, "", m.group(2) if m else str(ex))]
+        return [Finding(REL_FILE, int(m.group(1)) if m else 1, "", m.group(2) if m else str(ex))]
+    out, releases = _releases_file_findings(doc)
+    for e in entries_mod.active(loaded):
+        out += _range_findings(e, releases)
+        out += _check_version_findings(e, releases, stale)
+    return out
+
+
+def _releases_file_findings(doc) -> tuple[list[Finding], dict]:
+    """Each component of releases.yaml: a comparable newest, the date checked and the source."""
     out: list[Finding] = []
     releases: dict = {}
     for comp, v in (doc.data.items() if doc is not None and isinstance(doc.data, dict) else ()):
         if not isinstance(v, dict) or not isinstance(v.get("newest"), str):
-            out.append(Finding(rel_file, doc.line_of((comp,)), str(comp),
+            out.append(Finding(REL_FILE, doc.line_of((comp,)), str(comp),
                                "needs newest: the newest release, as a string"))
             continue
         releases[comp] = v
         if versions.parse(v["newest"]) is None:
-            out.append(Finding(rel_file, doc.line_of((comp, "newest")), f"{comp}.newest",
+            out.append(Finding(REL_FILE, doc.line_of((comp, "newest")), f"{comp}.newest",
                                f"'{v['newest']}' is not a version number errbook stale can compare"))
         for key in ("checked", "source"):
             if not isinstance(v.get(key), str) or not v[key].strip():
-                out.append(Finding(rel_file, doc.line_of((comp,)), f"{comp}.{key}",
+                out.append(Finding(REL_FILE, doc.line_of((comp,)), f"{comp}.{key}",
                                    "required: the date the source was read" if key == "checked" else
                                    "required: where the newest release was read"))
-    for e in entries_mod.active(loaded):
-        sv = versions.parse(e.get("schema_version")) if isinstance(e.get("schema_version"), str) else None
-        needs_checked = sv is not None and versions.compare(sv, (1, 2)) >= 0   # 1.2: every range names checked_at
-        for i, a in enumerate(as_list(e.get("applies_to"))):
-            comp = a.get("component") if isinstance(a, dict) else None
-            if not isinstance(comp, str):
-                continue   # the schema finding names it
-            base = ("applies_to", i)
-            rel = releases.get(comp)
-            if rel is None:
-                out.append(Finding(e.rel, e.line_of(base + ("component",)), field_name(base + ("component",)),
-                                   f"'{comp}' is not tracked in {rel_file}: add its newest release there, or "
-                                   f"errbook stale cannot see a newer one"))
-            if "checked_at" not in a:
-                if needs_checked:
-                    newest = f" ({rel_file}: newest {rel['newest']})" if rel else ""
-                    out.append(Finding(e.rel, e.line_of(base), field_name(base + ("checked_at",)),
-                                       f"required: the newest {comp} release this range was checked against{newest}"))
-            elif rel and isinstance(a["checked_at"], str):
-                c, n = versions.parse(a["checked_at"]), versions.parse(rel["newest"])
-                if c is not None and n is not None and versions.compare(c, n) > 0:
-                    out.append(Finding(e.rel, e.line_of(base + ("checked_at",)), field_name(base + ("checked_at",)),
-                                       f"checked at {a['checked_at']}, newer than the newest {comp} release in "
-                                       f"{rel_file} ({rel['newest']}): update {rel_file}, or correct checked_at"))
-        t = e.get("triggers")
-        for i, chk in enumerate(as_list(t.get("checks")) if isinstance(t, dict) else []):
-            for j, cond in enumerate(as_list(chk.get("when")) if isinstance(chk, dict) else []):
-                if not (isinstance(cond, dict) and "version" in cond and isinstance(cond.get("fact"), str)):
-                    continue
-                path = ("triggers", "checks", i, "when", j, "fact")
-                comp = stale.fact_component(cond["fact"])
-                if comp is stale._UNMAPPED:
-                    out.append(Finding(e.rel, e.line_of(path), field_name(path),
-                                       f"a version condition on '{cond['fact']}', whose component errbook stale does "
-                                       f"not know: map the fact in stale.FACT_COMPONENTS"))
-                elif comp is not None and comp not in releases:
-                    out.append(Finding(e.rel, e.line_of(path), field_name(path),
-                                       f"compares a version of '{comp}', which {rel_file} does not track: add it"))
+    return out, releases
+
+
+def _range_findings(e: entries_mod.Entry, releases: dict) -> list[Finding]:
+    """An entry's applies_to ranges: a tracked component, and checked_at (required from format 1.2), never newer
+    than the newest release."""
+    out: list[Finding] = []
+    sv = versions.parse(e.get("schema_version")) if isinstance(e.get("schema_version"), str) else None
+    needs_checked = sv is not None and versions.compare(sv, (1, 2)) >= 0   # 1.2: every range names checked_at
+    for i, a in enumerate(as_list(e.get("applies_to"))):
+        comp = a.get("component") if isinstance(a, dict) else None
+        if not isinstance(comp, str):
+            continue   # the schema finding names it
+        base = ("applies_to", i)
+        rel = releases.get(comp)
+        if rel is None:
+            out.append(Finding(e.rel, e.line_of(base + ("component",)), field_name(base + ("component",)),
+                               f"'{comp}' is not tracked in {REL_FILE}: add its newest release there, or "
+                               f"errbook stale cannot see a newer one"))
+        if "checked_at" not in a:
+            if needs_checked:
+                newest = f" ({REL_FILE}: newest {rel['newest']})" if rel else ""
+                out.append(Finding(e.rel, e.line_of(base), field_name(base + ("checked_at",)),
+                                   f"required: the newest {comp} release this range was checked against{newest}"))
+        elif rel and isinstance(a["checked_at"], str):
+            c, n = versions.parse(a["checked_at"]), versions.parse(rel["newest"])
+            if c is not None and n is not None and versions.compare(c, n) > 0:
+                out.append(Finding(e.rel, e.line_of(base + ("checked_at",)), field_name(base + ("checked_at",)),
+                                   f"checked at {a['checked_at']}, newer than the newest {comp} release in "
+                                   f"{REL_FILE} ({rel['newest']}): update {REL_FILE}, or correct checked_at"))
+    return out
+
+
+def _check_version_findings(e: entries_mod.Entry, releases: dict, stale) -> list[Finding]:
+    """A machine check's version condition compares a component that stale knows and releases.yaml tracks."""
+    out: list[Finding] = []
+    t = e.get("triggers")
+    for i, chk in enumerate(as_list(t.get("checks")) if isinstance(t, dict) else []):
+        for j, cond in enumerate(as_list(chk.get("when")) if isinstance(chk, dict) else []):
+            if not (isinstance(cond, dict) and "version" in cond and isinstance(cond.get("fact"), str)):
+                continue
+            path = ("triggers", "checks", i, "when", j, "fact")
+            comp = stale.fact_component(cond["fact"])
+            if comp is stale._UNMAPPED:
+                out.append(Finding(e.rel, e.line_of(path), field_name(path),
+                                   f"a version condition on '{cond['fact']}', whose component errbook stale does "
+                                   f"not know: map the fact in stale.FACT_COMPONENTS"))
+            elif comp is not None and comp not in releases:
+                out.append(Finding(e.rel, e.line_of(path), field_name(path),
+                                   f"compares a version of '{comp}', which {REL_FILE} does not track: add it"))
     return out
 
 
