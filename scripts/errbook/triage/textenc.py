@@ -123,16 +123,10 @@ class _Prefixed:
             if n is None or n < 0 or n >= len(self._head):
                 out, self._head = self._head, b""
                 if n is not None and n > len(out):
-                    out += self._read_some(n - len(out))
+                    out += self._f.read(n - len(out))
                 elif n is None or n < 0:
                     out += self._f.read()
                 return out
             out, self._head = self._head[:n], self._head[n:]
             return out
-        return self._read_some(n) if n is not None and n > 0 else self._f.read(n)
-
-    def _read_some(self, n: int) -> bytes:
-        """What one read gives, up to n (b"" only at the end): a buffered read(n) of a pipe waits for all n bytes,
-        so a Ctrl-C that arrives while a writer holds the pipe open was not seen until more input came."""
-        read1 = getattr(self._f, "read1", None)
-        return read1(n) if read1 is not None else self._f.read(n)
+        return self._f.read(n)
