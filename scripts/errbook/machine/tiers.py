@@ -117,14 +117,15 @@ def needs_available(info: dict) -> dict[str, str | None]:
         # so detection stays cheap; the check itself reports what the tool then does.
         "system-torch": None if any(Path(d, "torch", "__init__.py").is_file() for d in SYSTEM_SITE)
         else "the system Python has no torch (Debian: apt-get install python3-torch)",
-        "hipify-perl": None if _hipify_perl() else "hipify-perl is not installed (ROCm's HIPIFY; set HIPIFY_PERL)",
+        "hipify-perl": None if hipify_perl() else "hipify-perl is not installed (ROCm's HIPIFY; set HIPIFY_PERL)",
     }
 
 
 SYSTEM_SITE = ("/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages")
 
 
-def _hipify_perl() -> str | None:
+def hipify_perl() -> str | None:
+    """ROCm's hipify-perl: $HIPIFY_PERL, on PATH, or under /opt/rocm (runbooks call this to find it)."""
     for c in (os.environ.get("HIPIFY_PERL"), shutil.which("hipify-perl"), "/opt/rocm/bin/hipify-perl"):
         if c and os.path.isfile(c):
             return c
