@@ -137,6 +137,22 @@ def test_the_evaluation_index_never_holds_a_test_split_log():
     (["build finished: 0 errors, nothing failed to link"], False),
     (["===== 12 passed, 0 failed in 3.1s ====="], False),
     (["make[2]: *** [CMakeFiles/app.dir/build.make:76: app] Error 1"], True),
+    (["errors found: 0", "summary: failed=0 ok=12"], False),
+    (["errors found: 3"], True),
+    (["Ran 40 tests, failures: 0.5 per run"], True),             # not a zero count
+    # a component the tool calls optional, absent, is normal output; a failure on the same line is not
+    (["amdgpu 0000:05:00.0: amdgpu: RAS: optional ras ta ucode is not available"], False),
+    (["RuntimeError: optional hipBLASLt backend not available on gfx1030"], True),
+    (["ImportError: Missing optional dependency 'tabulate'."], True),
+    # a tool addressing its reader (a prompt, advice) is not a person; a failure word on such a line still is
+    (["Proceed (Y/n)?"], False),
+    (["Using sub quadratic optimization for attention, if you have memory or speed issues try using: "
+      "--use-split-cross-attention"], False),
+    (["Why does my MI300X hang when I run this?"], True),
+    (["Failed to load amdhip64_6.dll. If you have an older driver, update it."], True),
+    # a tool's "Note:" sentence is a notice, not a person writing
+    (['Note: NumExpr detected 24 cores but "NUMEXPR_MAX_THREADS" not set, so enforcing safe limit of 16.'], False),
+    (["Note: the build failed because hipcc could not find the HIP runtime"], True),
 ])
 def test_second_stage_answers_only_a_failure_or_a_person(lines, expected):
     assert retrieval.reports_trouble(lines) is expected

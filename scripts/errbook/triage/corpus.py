@@ -29,6 +29,32 @@ def benign_dir(root: Path) -> Path:
     return paths.corpus_dir(root) / "benign"
 
 
+def split_of(key: str, declared: str | None = None) -> str:
+    """dev or test by a hash of the key (a labelled log's thread, a benign log's name), unless the log's metadata
+    declares `split: dev`: a log someone studied (a collection round scored once and then examined, a test-half
+    benign log a failing test printed) can never again be a test log."""
+    if declared == "dev":
+        return "dev"
+    return "dev" if int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) % 2 == 0 else "test"
+
+
+def benign_logs(root: Path, split: str | None = None) -> list[Path]:
+    """The benign logs, or one half of them: `errbook validate` checks signatures against the dev (tuning) half
+    only, so the test half stays a measure of false positives (`errbook eval`)."""
+    out = []
+    for p in sorted(benign_dir(root).glob("*.log")):
+        if split is not None:
+            try:
+                meta = yamlpos.load(p.with_suffix(".yaml").read_text(encoding="utf-8"), "a label").data
+            except (OSError, UnicodeDecodeError, yamlpos.YamlError):
+                meta = None
+            declared = meta.get("split") if isinstance(meta, dict) else None
+            if split_of(f"benign/{p.name}", declared) != split:
+                continue
+        out.append(p)
+    return out
+
+
 def benign_docs(root: Path, names: set[str] | None = None) -> dict[str, Counter]:
     out = {}
     for p in sorted(benign_dir(root).glob("*.log")):

@@ -16,7 +16,6 @@ other than the test split's are in the index as examples of their entries, as th
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 from pathlib import Path
 
@@ -25,18 +24,11 @@ from errbook.errors import ErrbookError
 from errbook.kb import entries as entries_mod
 from errbook.kb import yamlpos
 from errbook.triage import corpus, pipeline, ranking, retrieval
+from errbook.triage.corpus import split_of
 
 # The targets of issue 9 (on unseen test logs / all benign logs). Calibration holds dev benign logs to the
 # false-positive target; the test suite guards regression floors set from measured figures (tests/test_eval.py).
 TARGETS = {"top1": 0.70, "top3": 0.85, "false_positive_rate": 0.01}
-
-
-def split_of(key: str, declared: str | None = None) -> str:
-    """dev or test by a hash of the thread, unless the log's metadata declares `split: dev` (a log someone studied
-    before it joined, e.g. a collection round scored once and then examined, can never be a test log)."""
-    if declared == "dev":
-        return "dev"
-    return "dev" if int(hashlib.sha1(key.encode()).hexdigest()[:8], 16) % 2 == 0 else "test"
 
 
 def cited_threads(entries) -> set[str]:
@@ -126,7 +118,7 @@ class Evaluator:
         self.cited = cited_threads(loaded)
         self.labelled, self.benign = load_set(root)
         for c in self.benign:
-            c["split"] = split_of(c["name"])
+            c["split"] = split_of(c["name"], c.get("split"))
         # The index holds the labelled logs a deployment would have learnt from while the test split stays out:
         # seen logs and unseen dev logs, as examples of their entries (scoring leaves the log's thread out).
         # (Built from the labels load_set already read, not by reading every label file again.)

@@ -59,14 +59,23 @@ PERSON_PATTERN = (r"\?[ \t]*$|any idea|\bhow (?:to|can|do)\b|is there a|\bi (?:g
 # find ncclNetPlugin" on every healthy start).
 LOGGER_INFO = r"\b(?:INFO|DEBUG|TRACE|NOTICE)\b"
 # Failure words in known normal output: PyTorch's collect_env report (which PyTorch's issue template asks for)
-# fills absent fields with "Could not collect".
-NORMAL_PATTERN = r":[ \t]*Could not collect[ \t]*$"
-# A zero count of failures is not a failure ("0 errors", "nothing failed", pytest's "0 failed"): taken out of a line
-# before FAILURE_PATTERN looks at it.
-NEGATED_PATTERN = r"\b(?:0|no|zero|nothing|without)[ \t]+(?:errors?|failures?|failed|fails?)(?:\(s\))?"
-# or a long sentence of plain words on a line no logger marked (any level, or Python's warnings module:
-# "file:line: RuntimeWarning: ...") and that does not open with a bracket
-LOGGER_ANY = r"\b(?:INFO|DEBUG|TRACE|NOTICE|WARNING|WARN)\b|\b[A-Z][A-Za-z]*Warning: |^[ \t]*[\[(]"
+# fills absent fields with "Could not collect"; a component the tool itself calls optional is not there (amdgpu's
+# "RAS: optional ras ta ucode is not available" on every APU boot), unless the line also reports an error.
+NORMAL_PATTERN = (r":[ \t]*Could not collect[ \t]*$|"
+                  r"^(?!.*(?:Error|Exception|[Ff]atal|FATAL|[Ff]ailed|FAILED)).*"
+                  r"\b[Oo]ptional\b[^.;]*\b(?:not available|unavailable|not found|missing)\b")
+# A zero count of failures is not a failure ("0 errors", "nothing failed", pytest's "0 failed", "errors found: 0",
+# "failed=0"): taken out of a line before FAILURE_PATTERN looks at it.
+NEGATED_PATTERN = (r"\b(?:0|no|zero|nothing|without)[ \t]+(?:errors?|failures?|failed|fails?)(?:\(s\))?|"
+                   r"\b(?:errors?|failures?|failed|fails?)(?:[ \t]+found)?[ \t]*[:=][ \t]*0(?![0-9.])")
+# A tool addressing its reader is not a person reporting trouble: a yes/no prompt (pip's "Proceed (Y/n)?") or
+# conditional advice (ComfyUI's "if you have memory or speed issues try using: ..."). The person and prose tests
+# ignore such a line; a failure word on it still counts.
+ADDRESSED_PATTERN = (r"[(\[][Yy]/[Nn][)\]]|\bif you (?:have|see|get|experience|encounter|run into|want|need|are)\b")
+# or a long sentence of plain words on a line no logger marked (any level, Python's warnings module:
+# "file:line: RuntimeWarning: ...", or a tool's "Note: ..." such as NumExpr's thread-count notice) and that does
+# not open with a bracket
+LOGGER_ANY = r"\b(?:INFO|DEBUG|TRACE|NOTICE|WARNING|WARN)\b|\b[A-Z][A-Za-z]*Warning: |^[ \t]*[\[(]|^[ \t]*[Nn]ote: "
 PLAIN_WORD = r"^[A-Za-z][a-z']+$"
 PROSE_PUNCT = ".,;:!?\"`()"
 PROSE_MIN_WORDS, PROSE_SHARE = 12, 0.7
@@ -75,13 +84,14 @@ _PERSON = re.compile(PERSON_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_INFO = re.compile(LOGGER_INFO, re.ASCII)
 _NORMAL = re.compile(NORMAL_PATTERN, re.ASCII)
 _NEGATED = re.compile(NEGATED_PATTERN, re.IGNORECASE | re.ASCII)
+_ADDRESSED = re.compile(ADDRESSED_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_ANY = re.compile(LOGGER_ANY, re.ASCII)
 _PLAIN_WORD = re.compile(PLAIN_WORD, re.ASCII)
 _SPACES = re.compile(r"[ \t]+")
 
 
 def _prose(line: str) -> bool:
-    if _LOGGER_ANY.search(line):
+    if _LOGGER_ANY.search(line) or _ADDRESSED.search(line):
         return False
     words = [w for w in _SPACES.split(line) if w]
     if len(words) < PROSE_MIN_WORDS:
@@ -93,9 +103,13 @@ def _failure(line: str) -> bool:
     return bool(_FAILURE.search(_NEGATED.sub(" ", line))) and not _NORMAL.search(line)
 
 
+def _person(line: str) -> bool:
+    return bool(_PERSON.search(line)) and not _ADDRESSED.search(line)
+
+
 def reports_trouble(lines) -> bool:
     """Whether the query lines give the second stage something to answer (see FAILURE_PATTERN)."""
-    return any((not _LOGGER_INFO.search(ln) and (_failure(ln) or _PERSON.search(ln))) or _prose(ln) for ln in lines)
+    return any((not _LOGGER_INFO.search(ln) and (_failure(ln) or _person(ln))) or _prose(ln) for ln in lines)
 
 
 FIRST_LINE_CAP = 300   # characters of it that are shown (the page's engine caps it the same)

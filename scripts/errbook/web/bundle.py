@@ -24,7 +24,8 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
         "related": retrieval.related_map(active),
         "trouble": {"failure": retrieval.FAILURE_PATTERN, "person": retrieval.PERSON_PATTERN,
                     "logger_info": retrieval.LOGGER_INFO, "normal": retrieval.NORMAL_PATTERN,
-                    "negated": retrieval.NEGATED_PATTERN, "logger_any": retrieval.LOGGER_ANY,
+                    "negated": retrieval.NEGATED_PATTERN, "addressed": retrieval.ADDRESSED_PATTERN,
+                    "logger_any": retrieval.LOGGER_ANY,
                     "plain_word": retrieval.PLAIN_WORD, "punct": retrieval.PROSE_PUNCT,
                     "min_words": retrieval.PROSE_MIN_WORDS, "share": retrieval.PROSE_SHARE},
     }

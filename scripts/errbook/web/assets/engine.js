@@ -593,7 +593,7 @@
     if (!t.rx) {
       const set = "[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+";      // Python's str.strip(PROSE_PUNCT)
       t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info),
-               normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"),
+               normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"), addressed: new RegExp(t.addressed, "i"),
                any: new RegExp(t.logger_any), word: new RegExp(t.plain_word), edge: new RegExp("^" + set + "|" + set + "$", "g") };
     }
     return t;
@@ -602,16 +602,19 @@
   // retrieval._failure: a zero count of failures is not a failure, and known normal output reports nothing
   function isFailure(t, ln) { return t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln); }
 
+  // retrieval._person: a person wrote it, not a tool addressing its reader (a y/n prompt, "if you have ...")
+  function isPerson(t, ln) { return t.rx.person.test(ln) && !t.rx.addressed.test(ln); }
+
   // retrieval.reports_trouble: a query line reports a failure, or a person wrote it
   function reportsTrouble(eng, lines) {
     const t = troubleRx(eng);
     const prose = (ln) => {
-      if (t.rx.any.test(ln)) return false;
+      if (t.rx.any.test(ln) || t.rx.addressed.test(ln)) return false;
       const words = ln.split(/[ \t]+/).filter((w) => w);
       if (words.length < t.min_words) return false;
       return words.filter((w) => t.rx.word.test(w.replace(t.rx.edge, ""))).length / words.length >= t.share;
     };
-    return lines.some((ln) => (!t.rx.info.test(ln) && (isFailure(t, ln) || t.rx.person.test(ln))) || prose(ln));
+    return lines.some((ln) => (!t.rx.info.test(ln) && (isFailure(t, ln) || isPerson(t, ln))) || prose(ln));
   }
 
   // retrieval.first_failure_line: the first query line that reports a failure (not a logger's INFO line), capped
