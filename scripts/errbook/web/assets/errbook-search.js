@@ -1,10 +1,17 @@
-/* Material's search worker with one lunr bug fixed, started in its place by assets/errbook/search-query.js.
+/* Material's search worker with one lunr bug fixed and one ranking signal added, started in its place by
+ * assets/errbook/search-query.js.
  *
  * lunr merges equal nodes of its token set using TokenSet.toString() as the key, and that key writes each edge
  * as label + node id with nothing between them: a node with the edge '1'→234 and one with '1'→2, '3'→4 both
  * give "01234". Indexes full of version numbers and error codes hit this; the merged set then holds words that
  * are not in the index, a prefix query reaches one ("gpu" did here) and lunr throws (reading '_index'): the
  * search box shows no result at all. The key below ends every edge with ';', so it is unambiguous.
+ *
+ * Proximity: lunr scores each word on its own, so for a pasted line ("No HIP GPUs are available") a page with
+ * "available" in its title outranked the page that holds the whole line eleven times. A result whose field holds
+ * k of the query's n words within one short window (twice the query's length, at least 40 characters) has its
+ * score multiplied by 1 + PROXIMITY * (k/n)^2, for k >= 2: the classic proximity signal of phrase search with
+ * slop, read from the word positions lunr already returns. One-word queries are unchanged.
  * The worker is loaded from this site only; nothing else changes. */
 "use strict";
 (function () {
@@ -21,5 +28,63 @@
     const labels = Object.keys(this.edges).sort();
     for (let i = 0; i < labels.length; i++) key += labels[i] + this.edges[labels[i]].id + ";";
     return key;
+  };
+
+  const PROXIMITY = 2, BLOCK = 1 << 20;
+  const Index = self.lunr.Index, Query = self.lunr.Query, QueryParser = self.lunr.QueryParser;
+  if (!Index || !Query || !QueryParser) return;
+
+  // The query's words as lunr searches them (its parser and search pipeline), each with whether it is a prefix.
+  function queryWords(index, text) {
+    const q = new Query(index.fields);
+    try { new QueryParser(text, q).parse(); } catch (e) { return []; }
+    const out = [];
+    for (const c of q.clauses) {
+      if (c.presence === Query.presence.PROHIBITED) continue;
+      const terms = c.usePipeline ? index.pipeline.runString(c.term, { fields: c.fields }) : [c.term];
+      const prefix = Boolean(c.wildcard & Query.wildcard.TRAILING);
+      for (const t of terms) if (t && !out.some((w) => w.term === t)) out.push({ term: t, prefix });
+    }
+    return out;
+  }
+
+  // The most query words one window of `span` characters holds, in one block of one field of a result.
+  function nearest(words, metadata, span) {
+    const byField = {};
+    for (const [term, fields] of Object.entries(metadata)) {
+      const k = words.findIndex((w) => w.term === term || (w.prefix && term.startsWith(w.term)));
+      if (k < 0) continue;
+      for (const [field, data] of Object.entries(fields)) {
+        for (const p of (data && data.position) || []) {
+          // Material's tokenizer packs a position as block << 20 | offset in that block (lunr's own: [start, length])
+          const [block, start] = Array.isArray(p) ? [0, p[0]] : [Math.floor(p / BLOCK), p % BLOCK];
+          const key = field + ":" + block;
+          (byField[key] = byField[key] || []).push([start, k]);
+        }
+      }
+    }
+    let best = 0;
+    for (const hits of Object.values(byField)) {
+      hits.sort((a, b) => a[0] - b[0]);
+      for (let i = 0; i < hits.length; i++) {
+        const seen = new Set();
+        for (let j = i; j < hits.length && hits[j][0] - hits[i][0] <= span; j++) seen.add(hits[j][1]);
+        best = Math.max(best, seen.size);
+      }
+    }
+    return best;
+  }
+
+  const search = Index.prototype.search;
+  Index.prototype.search = function (text) {
+    const results = search.call(this, text);
+    const words = queryWords(this, text);
+    if (words.length < 2) return results;
+    const span = Math.max(40, 2 * String(text).replace(/~\d+/g, "").length);
+    for (const r of results) {
+      const k = nearest(words, (r.matchData && r.matchData.metadata) || {}, span);
+      if (k >= 2) r.score *= 1 + PROXIMITY * (k / words.length) ** 2;
+    }
+    return results.sort((a, b) => b.score - a.score);
   };
 })();
