@@ -571,6 +571,32 @@ def test_paste_page_searches_the_first_failure_line_the_cli_names(browser, real_
                            "s.dispatchEvent(new Event('change'));")
 
 
+def test_paste_page_shows_an_observation_as_worth_knowing_not_a_match(browser, real_site):
+    """Answer levels on the page as in the CLI: RCCL's channel-over-socket line (an `observation` signature of
+    RMN-0193) gives an "info" card that says "Worth knowing", never a green success card; with a real error
+    line next to it, the diagnosis comes first and is the green card."""
+    from selenium.webdriver.common.by import By
+    loaded, _ = entries.load_all(REPO)
+    e = next(x for x in loaded if x.id == "RMN-0193")
+    sig = next(s for s in e["signatures"] if s["id"] == "rccl-channel-via-net-socket")
+    assert sig["level"] == "observation"
+    obs = sig["examples"][0]["text"]
+    open_paste(browser, real_site)
+    text = paste_and_match(browser, obs + "\n")
+    assert "No known problem named in your log" in text and "worth knowing" in text
+    res = browser.find_element(By.ID, "errbook-results")
+    cards = res.find_elements(By.CSS_SELECTOR, ".eb-card")
+    mine = [c for c in cards if c.text.startswith("RMN-0193 · ")]
+    assert mine and "eb-observation" in mine[0].get_attribute("class")
+    assert not res.find_elements(By.CSS_SELECTOR, ".eb-card.success")
+    assert "Worth knowing" in mine[0].text
+    assert res.find_elements(By.CSS_SELECTOR, ".eb-next")         # no answer: the next steps are offered
+    paste_and_match(browser, obs + "\nk.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n")
+    cards = res.find_elements(By.CSS_SELECTOR, ".eb-card")
+    assert cards[0].text.startswith("RMN-0001 · ") and "success" in cards[0].get_attribute("class")
+    assert any(c.text.startswith("RMN-0193 · ") and "eb-observation" in c.get_attribute("class") for c in cards[1:])
+
+
 def test_paste_page_budget_gives_partial_results_not_a_freeze(browser, server, tmp_path):
     """Over the time budget the log is matched in parts: the page says so, shows what it found (with the right
     line numbers) and stays usable. Only the page's own worker scripts are fetched; the log goes nowhere."""

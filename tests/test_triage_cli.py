@@ -142,3 +142,33 @@ def test_parallel_file_scan_equals_one_process(tmp_path, monkeypatch):
     by_id = {r["id"]: r for r in many.results()}
     assert [ln["line"] for ln in by_id["RMN-0001"]["evidence"][0]["lines"]] == [1991, 2011]
     assert by_id["RMN-0002"]["evidence"][0]["lines"][0]["line"] == 2503
+
+
+def _example(eid: str, sig_id: str) -> str:
+    loaded, _ = entries.load_all(REPO)
+    e = next(x for x in loaded if x.id == eid)
+    sig = next(s for s in e["signatures"] if s["id"] == sig_id)
+    assert sig.get("level") == "observation"          # the case this test is about
+    return sig["examples"][0]["text"]
+
+
+@pytest.mark.slow
+def test_an_observation_is_worth_knowing_not_an_answer(tmp_path):
+    """RCCL's channel-over-socket line (RMN-0193) shows a condition, not a failure: listed with level
+    "observation", exit 1 (no diagnosis), the text says "worth knowing"; next to a real error it ranks below it."""
+    obs = _example("RMN-0193", "rccl-channel-via-net-socket")
+    log = tmp_path / "rccl.log"
+    log.write_text(obs + "\n", encoding="utf-8")
+    r = errbook("triage", "--json", str(log), root=REPO)
+    assert r.returncode == 1, r.stderr
+    got = json.loads(r.stdout)["matches"]
+    assert got and all(x["level"] in ("observation", "likely") for x in got)
+    assert any(x["id"] == "RMN-0193" and x["level"] == "observation" and x["evidence"] for x in got)
+    text = errbook("triage", str(log), root=REPO).stdout.decode()
+    assert "worth knowing" in text and "observation" in text
+    log.write_text(obs + "\n" + ERR.decode(), encoding="utf-8")
+    r = errbook("triage", "--json", str(log), root=REPO)
+    got = json.loads(r.stdout)["matches"]
+    assert r.returncode == 0
+    assert got[0]["id"] == "RMN-0001" and got[0]["level"] == "diagnosis"
+    assert [x["level"] for x in got if x["id"] == "RMN-0193"] == ["observation"]

@@ -76,7 +76,8 @@ def _print_text(res: dict, args: argparse.Namespace) -> None:
     _line("seen (training set)", res["seen"])
     b = res["benign"]
     print(f"benign logs: {b['logs']}  false positives {b['false_positives']} ({b['false_positive_rate']:.1%}; "
-          f"test split {b['false_positive_rate_test']:.1%}; by a signature {b['confident_false_positives']})")
+          f"test split {b['false_positive_rate_test']:.1%}; by a signature {b['confident_false_positives']}); "
+          f"observations only (not answers) {b['observations']}")
     if "calibration" in res:
         print(f"calibration: {res['calibration']}" + (" (written)" if args.write else " (not written; add --write)"))
     if args.misses:
@@ -84,4 +85,4 @@ def _print_text(res: dict, args: argparse.Namespace) -> None:
             if r["group"] != "test" or args.show_test:
                 print(f"  miss [{r['group']}]: {r['name']} expected {r['expect']} got {r['got']}")
         for r in res["false_positives"]:
-            print(f"  false positive [{r['split']}]: {r['name']} -> {r['got']} ({r['confidence']})")
+            print(f"  false positive [{r['split']}]: {r['name']} -> {r['got']} ({r['level']})")

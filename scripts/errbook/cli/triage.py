@@ -10,7 +10,7 @@ from errbook.cli.common import root_of
 from errbook.cli.exitcodes import ExitCode
 
 TRIAGE_HELP = """\
-Rank the entries a log points to. First stage: every entry's signatures ("match"). When none matches, a
+Rank the entries a log points to. First stage: every entry's signatures ("match"). When none names a problem, a
 second stage ranks entries by similarity to their text and says "likely"; it abstains when the log looks like
 normal output. Lines stating the GPU (gfx id), the ROCm or PyTorch version or ROCm/HIP environment variables
 re-rank the candidates through the entries' triggers.
@@ -27,7 +27,10 @@ boundary can be missed.
 Speed: the signatures are compiled once for Hyperscan and kept in $ERRBOOK_CACHE (default
 $XDG_CACHE_HOME/errbook or ~/.cache/errbook); ERRBOOK_PREFILTER=re2 uses the RE2 path instead (same results).
 
-Exit codes: 0 a signature matched; 1 no signature matched (likely entries may still be listed); 2 error.
+Answer levels: "diagnosis" (a message that names the problem), "observation" (a condition an entry describes,
+worth knowing, not an answer) and "likely" (the second stage).
+
+Exit codes: 0 a diagnosis matched; 1 none did (observations and likely entries may still be listed); 2 error.
 """
 
 
@@ -90,7 +93,8 @@ def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: 
         msg = tally.record_tally(tally_arg, results)
         if msg:
             print(f"errbook triage: {msg}", file=sys.stderr)
-    return ExitCode.OK if results and results[0]["confidence"] == "match" else ExitCode.FINDINGS
+    # 0 only for a diagnosis: an observation or a likely entry is not a known cause of a failure
+    return ExitCode.OK if results and results[0].get("level") == "diagnosis" else ExitCode.FINDINGS
 
 
 def show_tally(path) -> int:
@@ -118,11 +122,13 @@ def _print_text(results: list[dict], top: list[dict], stats: dict) -> None:
         else:
             print("  no line in it reports a failure: paste the part of the log around the error, or search the book "
                   "(errbook serve)")
-    elif results[0]["confidence"] == "likely":
-        print("no signature matched; by similarity to the entries' text these are LIKELY (not certain):")
+    elif results[0].get("level") == "likely":
+        print("no message names a known problem; by similarity to the entries' text these are LIKELY (not certain):")
+    elif results[0].get("level") == "observation":
+        print("no message names a known problem; worth knowing, conditions that entries describe are present:")
     for rank, r in enumerate(top, 1):
         score = r["score"] if isinstance(r["score"], int) else f"{r['score']:.2f}"
-        print(f"{rank}. {r['id']}  {r['title']}  [{r['class']}, {r['confidence']}, score {score}]")
+        print(f"{rank}. {r['id']}  {r['title']}  [{r['class']}, {r.get('level', r['confidence'])}, score {score}]")
         if r.get("note"):
             print(f"     ({r['note']})")
         for why in r.get("environment", []):

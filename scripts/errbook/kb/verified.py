@@ -2,7 +2,8 @@
 
 A ledger record is evidence about an entry *as it was when the runbook ran*. The digest covers exactly what a
 run's verdict depends on:
-- the entry's `signatures` (checks call `expect_signature` / `expect_no_signature` against them),
+- the entry's `signatures` (checks call `expect_signature` / `expect_no_signature` against them), less each
+  signature's `level` (how triage presents a match; no check reads it),
 - its machine checks (`triggers.checks`), its `fix` steps, and `verification` (runbook path, tiers,
   parameters),
 - the runbook's code cells, source only (outputs, metadata and Markdown prose do not change what runs).
@@ -42,7 +43,10 @@ def payload(entry, root: Path) -> dict:
     d = entry.data
     ver = d.get("verification") or {}
     runbook = ver.get("runbook")
-    return {"signatures": d.get("signatures"), "checks": (d.get("triggers") or {}).get("checks"),
+    sigs = d.get("signatures")
+    if isinstance(sigs, list):     # a signature's `level` only decides how triage presents a match: no check reads it
+        sigs = [{k: v for k, v in s.items() if k != "level"} if isinstance(s, dict) else s for s in sigs]
+    return {"signatures": sigs, "checks": (d.get("triggers") or {}).get("checks"),
             "fix": d.get("fix"), "verification": ver,
             "runbook": _code_cells(root / runbook) if isinstance(runbook, str) else None}
 

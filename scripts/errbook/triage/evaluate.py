@@ -94,6 +94,11 @@ def _rate(n: int, d: int) -> float | None:
     return round(n / d, 4) if d else None
 
 
+def _answered(res: list[dict]) -> bool:
+    """An answer is a diagnosis or a likely entry; observations alone are not one (matcher.py, answer levels)."""
+    return any(r.get("level") in ("diagnosis", "likely") for r in res)
+
+
 def summarize(rows: list[dict]) -> dict:
     withexp = [r for r in rows if r["expect"] != "none"]
     n = len(withexp)
@@ -101,7 +106,7 @@ def summarize(rows: list[dict]) -> dict:
         "logs": len(rows),
         "top1": _rate(sum(r["top1"] for r in withexp), n),
         "top3": _rate(sum(r["top3"] for r in withexp), n),
-        "abstained": _rate(sum(not r["got"] for r in rows), len(rows)),
+        "abstained": _rate(sum(not r["answered"] for r in rows), len(rows)),
         "confidently_wrong": _rate(sum(r["confidently_wrong"] for r in rows), len(rows)),
         "answered_by_second_stage": _rate(sum(r["stage"] == "likely" for r in rows), len(rows)),
     }
@@ -167,21 +172,26 @@ class Evaluator:
             exp = str(c.get("expect", "none"))
             rows.append({"name": c["name"], "expect": exp, "got": got[:3],
                          "stage": res[0]["confidence"] if res else "none",
+                         "level": res[0]["level"] if res else "none",
+                         "answered": _answered(res),
                          "group": group,
                          "class": self.klass.get(exp, "none"),
                          "kind": c.get("kind", "diagnostic"),
                          "round": _round(c),
                          "top1": bool(got) and got[0] == exp, "top3": exp in got[:3],
-                         "confidently_wrong": bool(res) and res[0]["confidence"] == "match" and got[0] != exp})
-        fps = []
+                         "confidently_wrong": bool(res) and res[0]["level"] == "diagnosis" and got[0] != exp})
+        fps, observed = [], []
         for c in self.benign:
             res = ranking.decide(self._prepared(c, self.index_for(without_benign=c["name"])), know, cal)
-            if res:
-                fps.append({"name": c["name"], "split": c["split"], "got": [r["id"] for r in res[:3]],
-                            "confidence": res[0]["confidence"]})
-        return self.report(rows, fps)
+            row = {"name": c["name"], "split": c["split"], "got": [r["id"] for r in res[:3]],
+                   "confidence": res[0]["confidence"] if res else "none", "level": res[0]["level"] if res else "none"}
+            if _answered(res):
+                fps.append(row)
+            elif res:                     # observations only: listed, never counted as an answer
+                observed.append(row)
+        return self.report(rows, fps, observed)
 
-    def report(self, rows: list[dict], fps: list[dict]) -> dict:
+    def report(self, rows: list[dict], fps: list[dict], observed: list[dict] | None = None) -> dict:
         unseen = [r for r in rows if r["group"] != "seen"]
         out = {
             "seen": summarize([r for r in rows if r["group"] == "seen"]),
@@ -200,10 +210,12 @@ class Evaluator:
                        "false_positive_rate": _rate(len(fps), len(self.benign)),
                        "false_positive_rate_test": _rate(sum(f["split"] == "test" for f in fps),
                                                          sum(c["split"] == "test" for c in self.benign)),
-                       "confident_false_positives": sum(f["confidence"] == "match" for f in fps)},
+                       "confident_false_positives": sum(f["level"] == "diagnosis" for f in fps),
+                       "observations": len(observed or [])},
             "entries_covered": len({r["expect"] for r in rows if r["expect"] in self.ids}),
             "misses": [r for r in rows if not r["top1"] and r["expect"] != "none"],
             "false_positives": fps,
+            "benign_observations": observed or [],
             "rows": rows,
         }
         return out
@@ -227,7 +239,7 @@ class Evaluator:
             if fp_dev / n_dev > TARGETS["false_positive_rate"] / 2:
                 continue
             right = sum(r["top1"] for r in dev)
-            wrong = sum(bool(r["got"]) and not r["top1"] for r in dev)
+            wrong = sum(r["answered"] and not r["top1"] for r in dev)
             key = (right - wrong, right, sum(r["top3"] for r in dev),
                    benign_margin, min_distinct, min_score, margin)        # ties: the most cautious thresholds
             if best is None or key > best[0]:

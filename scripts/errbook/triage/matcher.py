@@ -14,8 +14,14 @@ Ranking (the same rules in engine.js):
   * A line equal to one of a signature's counter-examples but for its paths and hex addresses
     (normalize.mask without numbers) never counts for that signature.
   * score(entry) = max weight of its standing signatures + 10 per further distinct one + min(hits - 1, 9)
-  * Entries are ordered by standing: real causes first, then cosmetic entries (harmless messages), then
-    entries whose every hit was outranked; then by score, then id.
+  * Entries are ordered by standing: diagnoses first, then observations, then entries whose every hit was
+    outranked; then by score, then id.
+
+Answer levels (each result's `level`): a *diagnosis* is a match of a signature that names a problem; an
+*observation* is a match only of signatures marked `level: observation` (a condition the entry describes is
+present: runtime tracing on, RCCL over sockets, a spill or occupancy remark) or of a cosmetic entry (a harmless
+message). An observation is "worth knowing", never an answer: it does not make triage exit 0, it does not stop the
+second stage, and a log of normal output that shows one is not answered.
 """
 from __future__ import annotations
 
@@ -47,6 +53,7 @@ class Signature:
     weight: int
     anchors: list[str]
     compiled: list = field(repr=False, default_factory=list)
+    observation: bool = False     # `level: observation`: a condition, not a problem
 
 
 @functools.lru_cache(maxsize=8192)
@@ -64,7 +71,8 @@ def build_signature(entry_id: str, sig: dict) -> Signature:
     prio = int(sig.get("priority", 1))
     weight = 100 * prio + min(literal, 50) + (10 if len(steps) > 1 else 0)
     anchors = sorted({a for i in infos for a in i["anchors"]})
-    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), prio, weight, anchors, compiled)
+    return Signature(entry_id, sig["id"], steps, ic, int(sig.get("within", 50)), prio, weight, anchors, compiled,
+                     observation=sig.get("level") == "observation")
 
 
 @dataclass
@@ -217,10 +225,12 @@ class Scan:
         by_entry: dict[str, dict] = {}
 
         def slot(eid):
-            return by_entry.setdefault(eid, {"id": eid, "stand": {"best": 0, "sigs": set(), "hits": 0, "ev": []},
-                                             "out": {"best": 0, "sigs": set(), "hits": 0, "ev": []}})
+            return by_entry.setdefault(eid, {"id": eid,
+                                             "stand": {"best": 0, "sigs": set(), "hits": 0, "ev": [], "diag": False},
+                                             "out": {"best": 0, "sigs": set(), "hits": 0, "ev": [], "diag": False}})
 
         def add(part, s, count, chains):
+            part["diag"] = part["diag"] or not s.observation
             part["best"] = max(part["best"], s.weight)
             part["sigs"].add(s.sig_id)
             part["hits"] += count
@@ -239,10 +249,13 @@ class Scan:
         out = []
         for eid, e in by_entry.items():
             part = e["stand"] if e["stand"]["hits"] else e["out"]
+            level = "diagnosis" if part["diag"] and not m.cosmetic.get(eid) else "observation"
             if not e["stand"]["hits"]:
                 standing, why = 2, "outranked: a more specific signature of another entry matched the same line"
             elif m.cosmetic.get(eid):
                 standing, why = 1, "cosmetic: a harmless message, ranked below real causes"
+            elif level == "observation":
+                standing, why = 1, "observation: a condition this entry describes is present; no line shows a problem"
             else:
                 standing, why = 0, ""
             score = part["best"] + 10 * (len(part["sigs"]) - 1) + min(part["hits"] - 1, 9)
@@ -255,7 +268,7 @@ class Scan:
                 seen.add(key)
                 evidence.append({"signature": sig_id, "lines": [
                     {"line": h.line, "text": h.text, **({"source": h.source} if h.source else {})} for h in chain]})
-            r = {"id": eid, "score": score, "standing": standing, "confidence": "match",
+            r = {"id": eid, "score": score, "standing": standing, "confidence": "match", "level": level,
                  "signatures": sorted(e["stand"]["sigs"] | e["out"]["sigs"]),
                  "hits": e["stand"]["hits"] + e["out"]["hits"], "evidence": evidence}
             if why:
@@ -446,7 +459,7 @@ class Matcher:
         return {
             "normalize": normalize.JS_SPEC,
             "signatures": [{"entry": s.entry_id, "id": s.sig_id, "steps": s.steps, "ignore_case": s.ignore_case,
-                            "within": s.within, "weight": s.weight}
+                            "within": s.within, "weight": s.weight, "observation": s.observation}
                            for s in self.sigs],
             "patterns": [[p, ic, anchors] for p, ic, anchors in self.patterns],
             "roles": [list(r) for r in self.pattern_role],

@@ -56,10 +56,12 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
                 r["score"] += delta
                 r["environment"] = why
         results.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
-        return Prepared(results, None, facts, bonus)
+        if any(r["standing"] == 0 for r in results):       # a diagnosis: the answer
+            return Prepared(results, None, facts, bonus)
+    # No diagnosis (observations are worth knowing, not an answer): the second stage may still answer.
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
     if know.index is None or not retrieval.reports_trouble(lines):   # nothing reports trouble: no guess
-        return Prepared([], None, facts, bonus)
+        return Prepared(results, None, facts, bonus)
     ranked, qnorm, distinct = know.index.scores(retrieval.tokens("\n".join(lines)))
     adjusted = []
     for s, i in ranked:
@@ -68,25 +70,31 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
             s = s * (1 + (delta + bonus.get(i, (0, []))[0]) / 100)
         adjusted.append((s, i))
     adjusted.sort(key=lambda x: (-x[0], x[1]))
-    return Prepared([], (adjusted, qnorm, distinct), facts, bonus)
+    return Prepared(results, (adjusted, qnorm, distinct), facts, bonus)
 
 
 def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:
+    """The answer: the signature results when one is a diagnosis; else the second stage's likely entries, then
+    the observations. An entry both likely and observed is listed once, as the observation: its matched lines are
+    evidence, the similarity only a guess."""
     if prep.stage2 is None:
         return prep.results
     out = retrieval.decide(*prep.stage2, cal or know.cal, related=know.related)
     for r in out:
         r["standing"] = 0
+        r["level"] = "likely"
         _, why = environment.adjust(know.profiles.get(r["id"], {}), prep.facts)
         why = why + prep.bonus.get(r["id"], (0, []))[1]
         if why:
             r["environment"] = why
-    return out
+    observed = {r["id"] for r in prep.results}
+    return [r for r in out if r["id"] not in observed] + prep.results
 
 
 def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
          machine_bonus: dict | None = None) -> list[dict]:
-    """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage)."""
+    """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage), and
+    "level": "diagnosis", "observation" (matcher.py) or "likely"."""
     return decide(prepare(scan, know, machine_facts, machine_bonus), know)
 
 

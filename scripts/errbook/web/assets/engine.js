@@ -309,11 +309,12 @@
     const eng = scan.eng;
     const byEntry = new Map();
     const slot = (id) => {
-      if (!byEntry.has(id)) byEntry.set(id, { id: id, stand: { best: 0, sigs: new Set(), hits: 0, ev: [] },
-                                              out: { best: 0, sigs: new Set(), hits: 0, ev: [] } });
+      if (!byEntry.has(id)) byEntry.set(id, { id: id, stand: { best: 0, sigs: new Set(), hits: 0, ev: [], diag: false },
+                                              out: { best: 0, sigs: new Set(), hits: 0, ev: [], diag: false } });
       return byEntry.get(id);
     };
     const add = (part, s, count, chains) => {
+      part.diag = part.diag || !s.observation;
       part.best = Math.max(part.best, s.weight);
       part.sigs.add(s.id);
       part.hits += count;
@@ -329,9 +330,14 @@
     const out = [];
     for (const [id, e] of byEntry) {
       const part = e.stand.hits ? e.stand : e.out;
+      // answer levels (matcher.py): a diagnosis names a problem; an observation only shows a condition
+      const level = part.diag && !eng.cosmetic.has(id) ? "diagnosis" : "observation";
       let standing = 0, why = "";
       if (!e.stand.hits) { standing = 2; why = "outranked: a more specific signature of another entry matched the same line"; }
       else if (eng.cosmetic.has(id)) { standing = 1; why = "cosmetic: a harmless message, ranked below real causes"; }
+      else if (level === "observation") {
+        standing = 1; why = "observation: a condition this entry describes is present; no line shows a problem";
+      }
       const score = part.best + 10 * (part.sigs.size - 1) + Math.min(part.hits - 1, 9);
       const evs = e.stand.ev.concat(part === e.out ? e.out.ev : []);
       evs.sort((a, b) => cmpStr(a[1][0].source, b[1][0].source) || (a[1][0].line - b[1][0].line) || cmpStr(a[0], b[0]));
@@ -344,7 +350,7 @@
                                                                          : { line: h.line, text: h.text })) });
       }
       const sigs = Array.from(new Set([...e.stand.sigs, ...e.out.sigs])).sort(cmpStr);
-      const r = { id: id, score: score, standing: standing, confidence: "match", signatures: sigs,
+      const r = { id: id, score: score, standing: standing, confidence: "match", level: level, signatures: sigs,
                   hits: e.stand.hits + e.out.hits, evidence: evidence };
       if (why) r.note = why;
       out.push(r);
@@ -657,10 +663,11 @@
         if (delta || why.length) { r.score += delta; r.environment = why; }
       }
       res.sort((a, b) => (a.standing - b.standing) || (b.score - a.score) || cmpStr(a.id, b.id));
-      return res;
+      if (res.some((r) => r.standing === 0)) return res;          // a diagnosis: the answer
     }
+    // no diagnosis (observations are worth knowing, not an answer): the second stage may still answer
     const lines = scan.notes[eng.retrieval.sample_name] || [];
-    if (!eng.index || !reportsTrouble(eng, lines)) return [];
+    if (!eng.index || !reportsTrouble(eng, lines)) return res;
     const [ranked, qnorm, distinct] = scores(eng, tokens(eng, lines.join("\n")));
     const adjusted = [];
     for (const [s0, i] of ranked) {
@@ -675,10 +682,13 @@
     const out = decide(adjusted, qnorm, distinct, eng.cal, 3, eng.retrieval.related);
     for (const r of out) {
       r.standing = 0;
+      r.level = "likely";
       const why = adjust(eng, eng.profiles[r.id] || {}, facts)[1].concat(bonus[r.id] ? bonus[r.id][1] : []);
       if (why.length) r.environment = why;
     }
-    return out;
+    // then the observations; an entry both likely and observed is listed once, as the observation (ranking.decide)
+    const observed = new Set(res.map((r) => r.id));
+    return out.filter((r) => !observed.has(r.id)).concat(res);
   }
 
   /** Both stages over a text (triage.run): the results and, when nothing matched, the first line that reports a
@@ -687,7 +697,8 @@
     const scan = newScan(eng);
     feedText(eng, scan, text, source);
     const results = rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
-    const first = results.length ? null : firstFailureLine(eng, scan.notes[eng.retrieval.sample_name] || []);
+    const answered = results.some((r) => r.level === "diagnosis" || r.level === "likely");
+    const first = answered ? null : firstFailureLine(eng, scan.notes[eng.retrieval.sample_name] || []);
     return { results: results, firstFailureLine: first };
   }
 

@@ -16,6 +16,7 @@
     en: {
       found: (n, lines, ms) => `${n} matching entr${n === 1 ? "y" : "ies"} · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       likelyFound: (n, lines, ms) => `No signature matched; by similarity to the entries' text ${n === 1 ? "this entry is" : `these ${n} entries are`} likely, not certain · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
+      observedOnly: (n, lines, ms) => `No known problem named in your log; ${n} condition${n === 1 ? "" : "s"} worth knowing · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       none: (lines) => `No entry matched (${lines} lines). Next steps:`,
       cause: "Cause: ", fix: (n) => (n > 1 ? `First fix step (1 of ${n}): ` : "Fix: "), openFix: "Open the fix",
       entry: "Entry", run: "Verify on this machine: ", evidence: (n) => `Lines in your log (${n}):`,
@@ -25,6 +26,7 @@
       weak: "Weak match: only generic lines that also occur with other problems.",
       likely: "Likely: lines close to this problem's messages, but not its exact message.",
       likelyWhy: "No line of your log matched this entry's patterns: the guess comes from words your log shares with the entry's text.",
+      observation: "Worth knowing: your log shows a condition this entry describes, not an error it causes. It explains your problem only if you also see the entry's symptoms.",
       environment: "Environment: ",
       cosmetic: "This message is harmless on its own (cosmetic); look for another cause.",
       nextSearch: "Search the site for an error line (opens the search box here; nothing is sent)",
@@ -42,6 +44,7 @@
     zh: {
       found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       likelyFound: (n, lines, ms) => `没有签名匹配；按与条目文本的相似度，以下 ${n} 个条目可能相关（不确定）· ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
+      observedOnly: (n, lines, ms) => `日志中没有指明已知问题的报错；有 ${n} 项值得注意的情况 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       none: (lines) => `没有匹配的条目（${lines} 行）。可以：`,
       cause: "原因：", fix: (n) => (n > 1 ? `第一步修复（共 ${n} 步）：` : "修复："), openFix: "查看修复步骤",
       entry: "条目", run: "在本机验证：", evidence: (n) => `日志中的相关行（${n}）：`,
@@ -51,6 +54,7 @@
       weak: "弱匹配：只有在其他问题中也会出现的通用日志行。",
       likely: "可能相关：日志行与此问题的报错相近，但不是原文。",
       likelyWhy: "日志中没有与此条目模式匹配的行：这一推测来自日志与条目文本共有的词语。",
+      observation: "值得注意：日志显示了此条目描述的一种情况，而不是它导致的报错。只有同时出现该条目的症状时，它才是问题的原因。",
       environment: "环境：",
       cosmetic: "此信息本身无害（仅是提示），请继续查找其他原因。",
       nextSearch: "在站内搜索一行报错（在本页打开搜索框，不发送任何内容）",
@@ -115,9 +119,10 @@
     return a;
   }
 
-  /* Plain-words confidence from the matched signatures' priority (weight = 100 × priority + …). */
+  /* Plain-words confidence from the answer level and the matched signatures' priority (weight = 100 × priority + …). */
   function confidence(r, weights) {
     if (r.confidence === "likely") return ["likely", t("likely")];
+    if (r.level === "observation") return ["observation", t("observation")];
     const best = Math.max(0, ...(r.signatures || []).map((s) => weights.get(`${r.id}/${s}`) || 0));
     const pr = Math.floor(best / 100);
     if (pr >= 5) return ["strong", t("strong")];
@@ -138,7 +143,9 @@
   function card(r, rank, bundle, weights) {
     const m = (bundle.entries || {})[r.id] || {};
     const [level, words] = confidence(r, weights);
-    const box = el("div", null, `admonition ${rank === 0 && level !== "weak" && level !== "likely" ? "success" : "note"} eb-card eb-${level}`);
+    // green only for a diagnosis first in the list; an observation is "info", never a success card
+    const kind = level === "observation" ? "info" : rank === 0 && level !== "weak" && level !== "likely" ? "success" : "note";
+    const box = el("div", null, `admonition ${kind} eb-card eb-${level}`);
     const title = el("p", null, "admonition-title");
     title.appendChild(link(`${r.id} · ${(lang === "zh" && m.title_zh) || m.title || ""}`, siteUrl("entry", { id: r.id })));
     box.appendChild(title);
@@ -234,8 +241,11 @@
     });
     if (st.error) { out.appendChild(el("p", t("error") + st.error, "eb-error")); return; }
     const res = st.results || [];
-    const likelyOnly = res.length > 0 && res.every((r) => r.confidence === "likely");
-    const head = el("p", !res.length ? t("none", st.nlines) : t(likelyOnly ? "likelyFound" : "found", res.length, st.nlines, st.ms), "eb-status");
+    const answers = res.filter((r) => r.level !== "observation");
+    const likelyOnly = answers.length > 0 && answers.every((r) => r.confidence === "likely");
+    const head = el("p", !res.length ? t("none", st.nlines)
+      : !answers.length ? t("observedOnly", res.length, st.nlines, st.ms)
+      : t(likelyOnly ? "likelyFound" : "found", answers.length, st.nlines, st.ms), "eb-status");
     out.appendChild(head);
     if (machineValues) out.appendChild(el("p", t("facts", Object.keys(machineValues).length), "eb-status eb-facts"));
     if (!st.complete) {
@@ -247,7 +257,7 @@
     }
     if (st.note) out.appendChild(el("p", st.note));
     res.slice(0, 5).forEach((r, rank) => out.appendChild(card(r, rank, bundle, weights)));
-    if (!res.length && !st.running) nextSteps(out, st);
+    if (!answers.length && !st.running) nextSteps(out, st);
     out.appendChild(bar);
   }
 
@@ -262,7 +272,8 @@
       let a = acc.get(r.id);
       if (a && a.confidence === "likely" && r.confidence === "match") { acc.delete(r.id); a = null; }   // a match replaces a guess
       if (a && a.confidence === "match" && r.confidence === "likely") return;
-      if (!a) { a = { id: r.id, score: r.score, signatures: new Set(), hits: 0, evidence: [], confidence: r.confidence }; acc.set(r.id, a); }
+      if (!a) { a = { id: r.id, score: r.score, signatures: new Set(), hits: 0, evidence: [], confidence: r.confidence, level: r.level }; acc.set(r.id, a); }
+      if (r.level === "diagnosis") a.level = "diagnosis";           // a diagnosis in any part of the log wins
       a.score = Math.max(a.score, r.score);
       (r.signatures || []).forEach((s) => a.signatures.add(s));
       a.hits += r.hits || 0;
@@ -273,11 +284,13 @@
   }
 
   function mergedList(acc) {
-    // As in one pass: likely (second-stage) entries only when no part of the log matched a signature.
+    // As in one pass: likely (second-stage) entries only when no part of the log shows a diagnosis; then diagnoses,
+    // likely entries and observations in that order.
     const all = Array.from(acc.values());
-    const matched = all.some((a) => a.confidence === "match");
-    return all.filter((a) => !matched || a.confidence === "match").map((a) => Object.assign({}, a, { signatures: Array.from(a.signatures).sort() }))
-      .sort((x, y) => (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    const diagnosed = all.some((a) => a.level === "diagnosis");
+    const order = { diagnosis: 0, likely: 1, observation: 2 };
+    return all.filter((a) => !diagnosed || a.confidence === "match").map((a) => Object.assign({}, a, { signatures: Array.from(a.signatures).sort() }))
+      .sort((x, y) => ((order[x.level] || 0) - (order[y.level] || 0)) || (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
   }
 
   function Matcher(budgetOf, ready) {
