@@ -7,6 +7,7 @@ import sys
 
 from errbook.cli.common import root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
 
 
 def add_parser(sub) -> None:
@@ -29,21 +30,27 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from errbook.triage import corpus, evaluate
+    status = term.Progress("eval", 0, enabled=not args.json)      # a terminal's only sign of life for minutes
+    status.step(0, "loading the entries and the labelled logs")
     try:
         ev = evaluate.Evaluator(root_of(args))
     except evaluate.LabelError as e:
+        status.close()
         print(f"errbook eval: {e}", file=sys.stderr)
         return ExitCode.ERROR
+    cal = None
     if args.calibrate:
+        status.step(0, "calibrating the second stage on the dev split")
         cal = ev.calibrate()
         note = ("Second-stage thresholds, calibrated by `errbook eval --calibrate --write` on the dev split only "
                 f"({sum(c['split'] == 'dev' for c in ev.benign)} benign and the unseen dev logs).")
         if args.write:
             corpus.CALIBRATION_PATH.write_text(json.dumps(dict(cal, note=note), indent=2) + "\n", encoding="utf-8")
-        res = ev.run(cal)
+    status.close()
+    with term.Progress("eval: logs scored", len(ev.labelled) + len(ev.benign), enabled=not args.json) as bar:
+        res = ev.run(cal, progress=lambda name: bar.step(1, name))
+    if cal is not None:
         res["calibration"] = cal
-    else:
-        res = ev.run()
     if args.json:
         res = {k: v for k, v in res.items() if k != "rows" or args.rows}
         print(json.dumps(res, indent=1, ensure_ascii=False))

@@ -5,7 +5,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    OK = 0              # done; nothing found, nothing applies, all passed
+    OK = 0              # done; nothing found, nothing applies, all passed; or the reader closed our output (| head)
     FINDINGS = 1        # a result, not a failure: a match, findings, something applies or failed, something due
     ERROR = 2           # usage error, unreadable input, an error errbook could not recover from (never a finding)
     INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); `errbook triage` killed by a signal exits 128 + its number

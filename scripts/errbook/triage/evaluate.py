@@ -156,7 +156,8 @@ class Evaluator:
             return thread, "seen"
         return thread, split_of(thread, c.get("split"))
 
-    def run(self, cal: dict | None = None) -> dict:
+    def run(self, cal: dict | None = None, progress=None) -> dict:
+        """progress: called with each log's name once it is scored (a progress line), or None."""
         cal = cal or corpus.calibration()
         know = ranking.Knowledge(self.active, index=None, cal=cal)
         rows = []
@@ -173,12 +174,16 @@ class Evaluator:
                          "round": _round(c),
                          "top1": bool(got) and got[0] == exp, "top3": exp in got[:3],
                          "confidently_wrong": bool(res) and res[0]["confidence"] == "match" and got[0] != exp})
+            if progress:
+                progress(c["name"])
         fps = []
         for c in self.benign:
             res = ranking.decide(self._prepared(c, self.index_for(without_benign=c["name"])), know, cal)
             if res:
                 fps.append({"name": c["name"], "split": c["split"], "got": [r["id"] for r in res[:3]],
                             "confidence": res[0]["confidence"]})
+            if progress:
+                progress(c["name"])
         return self.report(rows, fps)
 
     def report(self, rows: list[dict], fps: list[dict]) -> dict:
