@@ -16,6 +16,8 @@ BY_COMMAND: dict[str, dict[ExitCode, str]] = {
     "triage": {ExitCode.OK: "a signature matched",
                ExitCode.FINDINGS: "no signature matched (likely entries may still be listed)",
                ExitCode.ERROR: "error"},
+    "show": {ExitCode.OK: "shown", ExitCode.ERROR: "no entry has that id or alias"},
+    "search": {ExitCode.OK: "found", ExitCode.FINDINGS: "nothing found", ExitCode.ERROR: "usage error"},
     "doctor": {ExitCode.OK: "nothing applies", ExitCode.FINDINGS: "something applies", ExitCode.ERROR: "error"},
     "validate": {ExitCode.OK: "ok", ExitCode.FINDINGS: "findings", ExitCode.ERROR: "usage"},
     "new": {ExitCode.OK: "created", ExitCode.ERROR: "not created"},

@@ -31,6 +31,8 @@ boundary can be missed.
 Speed: the signatures are compiled once for Hyperscan and kept in $ERRBOOK_CACHE (default
 $XDG_CACHE_HOME/errbook or ~/.cache/errbook); ERRBOOK_PREFILTER=re2 uses the RE2 path instead (same results).
 
+From a terminal, standard input shows a prompt on stderr and ends at one Ctrl-D (Ctrl-Z Enter on Windows).
+
 Exit codes: 0 a signature matched; 1 no signature matched (likely entries may still be listed); 2 error.
 """
 
