@@ -332,3 +332,41 @@ def test_search_finds_the_natural_queries_and_every_entry_by_its_identifier():
           f"{found} of {len(site.entries)}")
     assert hits >= 20                                     # 20 of 21 measured on 2026-12-07 (the site: see figures)
     assert found >= 0.95 * len(site.entries)              # 211 of 211 measured on 2026-12-07
+
+
+# --- progress of a long operation -----------------------------------------------------------------------------
+
+def _eval_stderr(root, *args, tty: bool) -> bytes:
+    """errbook eval's stderr, written to a terminal (a pty) or to a pipe."""
+    cmd = [sys.executable, "-m", "errbook.cli", "--root", str(root), "eval", *args]
+    if not tty:
+        return subprocess.run(cmd, capture_output=True, timeout=300).stderr
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    got = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:                  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        p.wait(timeout=300)
+        os.close(master)
+    return got
+
+
+def test_eval_shows_progress_on_a_terminal_only(mini_root):
+    corpus = mini_root / "errata" / "corpus"
+    for kind, pattern in (("benign", "A-hipconfig-amd.*"), ("real", "RMN-0001-1.*")):
+        (corpus / kind).mkdir(parents=True)
+        for f in (REPO / "errata" / "corpus" / kind).glob(pattern):
+            shutil.copy(f, corpus / kind / f.name)
+    on_tty = _eval_stderr(mini_root, tty=True)
+    assert b"\reval: logs scored: 2/2" in on_tty and b"\n" not in on_tty.strip(b"\r "), on_tty
+    assert _eval_stderr(mini_root, tty=False) == b""
+    assert b"logs scored" not in _eval_stderr(mini_root, "--json", tty=True)

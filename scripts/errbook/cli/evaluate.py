@@ -59,9 +59,13 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _pct(x) -> str:
+    """A rate, or n/a where there was nothing to count (a split with no logs)."""
+    return "  n/a " if x is None else f"{x:6.1%}"
+
+
 def _line(name: str, r: dict) -> None:
-    def pct(x):
-        return "  n/a " if x is None else f"{x:6.1%}"
+    pct = _pct
     print(f"{name:<26} {r['logs']:4d} logs  top-1 {pct(r['top1'])}  top-3 {pct(r['top3'])}  "
           f"abstained {pct(r['abstained'])}  confidently wrong {pct(r['confidently_wrong'])}  "
           f"second stage {pct(r['answered_by_second_stage'])}")
@@ -82,8 +86,9 @@ def _print_text(res: dict, args: argparse.Namespace) -> None:
                 _line(f"  round {n}, {g}", r)
     _line("seen (training set)", res["seen"])
     b = res["benign"]
-    print(f"benign logs: {b['logs']}  false positives {b['false_positives']} ({b['false_positive_rate']:.1%}; "
-          f"test split {b['false_positive_rate_test']:.1%}; by a signature {b['confident_false_positives']})")
+    print(f"benign logs: {b['logs']}  false positives {b['false_positives']} "
+          f"({_pct(b['false_positive_rate']).strip()}; test split {_pct(b['false_positive_rate_test']).strip()}; "
+          f"by a signature {b['confident_false_positives']})")
     if "calibration" in res:
         print(f"calibration: {res['calibration']}" + (" (written)" if args.write else " (not written; add --write)"))
     if args.misses:
