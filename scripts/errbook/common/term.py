@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 
 # C0 controls except \t and \n, DEL, and C1 controls (U+0080-U+009F; U+009B is a one-character CSI).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -99,10 +100,10 @@ class Style:
         return f"{_MARK}[{codes}m{text}{_MARK}[0m"
 
 
-# A private-use character stands for ESC inside text: EscapingWriter turns it into a real ESC only when it is
-# followed by an SGR sequence we wrote, so an ESC that came from a log is still shown, never obeyed.
-_MARK = "\ue01b"
-_OWN_SGR = re.compile(_MARK + r"\[((?:[0-9]|3[0-9])(?:;3?[0-9])*)m")     # colours and bold/dim only
+# A mark with a per-process random part stands for ESC inside text: EscapingWriter turns it into a real ESC only
+# before the SGR codes Style writes, so an ESC (or anything else) that came from a log is still shown, never obeyed.
+_MARK = f"\ue01b{secrets.token_hex(6)}\ue01b"
+_OWN_SGR = re.compile(re.escape(_MARK) + r"\[((?:[0-9]|3[0-9])(?:;3?[0-9])*)m")     # colours and bold/dim only
 
 
 def style_for(stream, no_color: bool = False) -> Style:

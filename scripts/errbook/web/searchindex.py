@@ -197,11 +197,31 @@ def _tokens(obj, metadata=None):
 _LUNR_WORD = re.compile("[^ \t\n\r\f\v\xa0-]+")
 
 
+def _token_set_key(self) -> str:
+    """errbook-search.js's fix of lunr's TokenSet key, which lunr.py shares: each edge written as label + node id
+    + ';', so that the edges '1'->234 and '1'->2, '3'->4 no longer give the same key and merge into a set that holds
+    words the index lacks (a prefix query then fails inside lunr)."""
+    cached = getattr(self, "_string", None)
+    if cached is not None:
+        return cached
+    key = "1" if self.final else "0"
+    for label in sorted(self.edges):
+        key += f"{label}{getattr(self.edges[label], 'id', '')};"
+    self._string = key
+    return key
+
+
+def _fix_lunr() -> None:
+    from lunr.token_set import TokenSet
+    TokenSet.__str__ = _token_set_key         # type: ignore[method-assign]
+
+
 class SiteSearch:
     """The index of every active entry, searched as the site searches."""
 
     def __init__(self, entries: list, config: dict):
         from lunr import builder as builder_mod
+        _fix_lunr()
         saved, builder_mod.Tokenizer = builder_mod.Tokenizer, _tokens
         try:
             self._build(entries, config)
@@ -242,6 +262,7 @@ class SiteSearch:
     def search(self, query: str, top: int | None = None) -> list[dict]:
         """[{id, score, words}] best first: `words` are the index words the entry matched."""
         from lunr.exceptions import QueryParseError
+        _fix_lunr()
         q = worker_query(fix_query(query), self.config["separator"], self.index.inverted_index)
         if not q:
             return []
