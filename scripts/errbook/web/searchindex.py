@@ -213,7 +213,7 @@ def _token_set_key(self) -> str:
 
 def _fix_lunr() -> None:
     from lunr.token_set import TokenSet
-    TokenSet.__str__ = _token_set_key         # type: ignore[method-assign]
+    TokenSet.__str__ = _token_set_key
 
 
 class SiteSearch:
