@@ -288,8 +288,9 @@ class SiteSearch:
         return [dict(r, words=sorted(r["words"])) for r in ranked]
 
     def _section_factor(self, ref: str, words: list[tuple[str, bool]], meta: dict) -> float:
-        """Material's worker: (1 + g^2), g = 1 for a page's top section + the share of query words found."""
-        found = sum(1 for w, prefix in words if any(t == w or (prefix and t.startswith(w)) for t in meta))
+        """Material's worker: (1 + g^2), g = 1 for a page's top section + the share of query words found (a word
+        counts as found when a matched index word starts with it, as the worker tests it)."""
+        found = sum(1 for w, _prefix in words if any(t.startswith(w) for t in meta))
         g = (1 if ref in self.top_refs else 0) + (found / len(words) if words else 0)
         return 1 + g * g
 
