@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import sys
 
 # C0 controls except \t and \n, DEL, and C1 controls (U+0080-U+009F; U+009B is a one-character CSI).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -115,7 +116,6 @@ class Progress:
     in a pipe, a file or a --json run (pass enabled=False). close() clears the line."""
 
     def __init__(self, label: str, total: int, enabled: bool = True, stream=None):
-        import sys
         self.stream = unwrapped(stream if stream is not None else sys.stderr)
         self.label, self.total, self.done = label, total, 0
         isatty = getattr(self.stream, "isatty", None)
