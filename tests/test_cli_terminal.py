@@ -110,6 +110,7 @@ def test_stale_with_a_bad_date_is_one_line_and_the_usage_code(mini_root):
     r = errbook("stale", "--today", "07/01/2027", root=mini_root)
     assert r.returncode == app.ExitCode.ERROR
     assert b"Traceback" not in r.stderr and b"YYYY-MM-DD" in r.stderr
+    assert r.stderr.decode().count("\n") == 1 and r.stderr.startswith(b"errbook stale: "), r.stderr
     assert errbook("stale", "--today", "2027-07-01", "--json", root=mini_root).returncode in (0, 1)
 
 

@@ -48,8 +48,16 @@ class _PrintCompletion(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with usage errors in one line, pointing to --help (subcommands' parsers are of this class
+    too: add_subparsers makes them like their parent)."""
+
+    def error(self, message: str):
+        self.exit(ExitCode.ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="errbook", description="The ROCm migration error notebook toolkit.",
+    p = Parser(prog="errbook", description="The ROCm migration error notebook toolkit.",
                                 epilog=helptext.examples_text("errbook"), formatter_class=helptext.ExamplesFormatter)
     p.add_argument("--version", action="version", version=f"errbook {__version__}")
     p.add_argument("--root", help="checkout root (default: found from the current directory or $ERRBOOK_ROOT)")
