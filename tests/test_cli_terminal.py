@@ -371,3 +371,33 @@ def test_eval_shows_progress_on_a_terminal_only(mini_root):
     assert b"\reval: logs scored: 2/2" in on_tty and b"\n" not in on_tty.strip(b"\r "), on_tty
     assert _eval_stderr(mini_root, tty=False) == b""
     assert b"logs scored" not in _eval_stderr(mini_root, "--json", tty=True)
+
+
+def _stdout_on_a_pty(args, env) -> bytes:
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "errbook.cli", *args], stdout=slave, stderr=subprocess.DEVNULL,
+                         env=env)
+    os.close(slave)
+    got = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        p.wait(timeout=120)
+        os.close(master)
+    return got
+
+
+def test_show_is_coloured_on_a_terminal_unless_no_color(mini_root):
+    args = ["--root", str(mini_root), "show", "RMN-0001"]
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    assert b"\x1b[1mRMN-0001" in _stdout_on_a_pty(args, env)
+    assert b"\x1b" not in _stdout_on_a_pty(args, dict(env, NO_COLOR="1"))
+    assert b"\x1b" not in _stdout_on_a_pty([*args, "--no-color"], env)
+    assert b"\x1b" not in errbook("show", "RMN-0001", root=mini_root).stdout          # a pipe
