@@ -132,11 +132,12 @@ def _print_text(results: list[dict], top: list[dict], stats: dict, style: term.S
         print(f"no entry matched ({term.plural(stats['lines'], 'line')} read)")
         if stats.get("first_failure_line"):
             print(f"  first failure line: {stats['first_failure_line']}")
-            print("  next: search the book for that line (errbook serve, then the search box), browse the entries by "
-                  "class,\n        and once the cause is known add an entry: errbook new CLASS \"title\"")
+            print("  next: search the book for that line (errbook search \"…\", as the site's search box does), "
+                  "browse the entries by class,\n        and once the cause is known add an entry: "
+                  "errbook new CLASS \"title\"")
         else:
             print("  no line in it reports a failure: paste the part of the log around the error, or search the book "
-                  "(errbook serve)")
+                  "(errbook search \"words\")")
     elif results[0]["confidence"] == "likely":
         print("no signature matched; by similarity to the entries' text these are LIKELY (not certain):")
     for rank, r in enumerate(top, 1):
