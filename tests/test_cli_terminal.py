@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -313,6 +314,45 @@ def test_search_in_a_small_checkout(mini_root):
     assert text.startswith("1. RMN-0001") and "matched:" in text
     nothing = errbook("search", "zzzqqq", root=mini_root)
     assert nothing.returncode == 1 and b"nothing found" in nothing.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+def test_search_ranks_as_materials_own_search_worker():
+    """The same documents (every entry's sections) and queries (the natural queries and every entry's identifier)
+    through Material's search worker with the site's two scripts, run by Node.js, and through errbook search."""
+    import material
+    loaded, _ = entries_mod.load_all(REPO)
+    active = list(entries_mod.active(loaded))
+    cfg = searchindex.site_config(REPO)
+    # <, > and & are markup to Material's tokenizer and separators to the text index: kept out of this comparison
+    docs = [dict(d, title=re.sub("[<>&]", " ", d["title"]), text=re.sub("[<>&]", " ", d["text"]))
+            for d in searchindex.entry_docs(active)]
+    site = searchindex.SiteSearch(active, cfg, docs=docs)
+    jieba = searchindex._segmenter()
+    material_docs = []
+    for d in docs:
+        eid, k = d["ref"].split("#")
+        material_docs.append({"location": f"{eid}/" if k == "0" else f"{eid}/#s{k}", "boost": 4, "tags": d["tags"],
+                              "title": searchindex.segment_zh(d["title"], jieba),
+                              "text": searchindex.segment_zh(d["text"], jieba)})
+    queries = [q["query"] for q in yaml.safe_load((REPO / "tests" / "search_queries.yaml").read_text(
+        encoding="utf-8"))["queries"]] + [phrases.primary_identifier(e.data) for e in active]
+    worker = next((Path(material.__file__).parent / "templates/assets/javascripts/workers").glob("search.*.min.js"))
+    assets = REPO / "scripts" / "errbook" / "web" / "assets"
+    request = {"config": {"lang": [cfg["lang"]], "separator": cfg["separator"], "pipeline": cfg["pipeline"],
+                          "fields": {k: {"boost": v} for k, v in cfg["fields"].items()}},
+               "docs": material_docs, "queries": queries}
+    r = subprocess.run([NODE, str(REPO / "tests" / "js" / "material_search.cjs"), str(worker),
+                        str(assets / "errbook-search.js"), str(assets / "search-query.js")],
+                       input=json.dumps(request), capture_output=True, text=True, timeout=600, check=True)
+    theirs = [[loc.rstrip("/") for loc in row[:3]] for row in json.loads(r.stdout)]
+    ours = [[h["id"] for h in site.search(q, 3)] for q in queries]
+    top1 = sum(a[:1] == b[:1] for a, b in zip(ours, theirs, strict=True))
+    top3 = sum(a == b for a, b in zip(ours, theirs, strict=True))
+    print(f"same first entry as Material's worker: {top1} of {len(queries)}; same top 3 in order: {top3}")
+    assert top1 >= 0.97 * len(queries)         # 234 of 237 measured on 2026-12-07
+    assert top3 >= 0.85 * len(queries)         # 213 of 237
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ What the site does, and where this takes it from (one source of truth each):
   for English only the stop-word filter: no stemmer);
 - Chinese segmented with jieba at index time, with the plugin's extra words (web/plugin.py ZH_WORDS), as Material's
   search plugin does; a Chinese query segmented against the index's vocabulary (Material's worker, ported);
+- lunr's b = 0 (no field-length normalisation), as Material's worker sets it;
 - entry pages boosted by ENTRY_SEARCH_BOOST (web/entrypage.py); a page is indexed in sections (its top, then each
   heading), a top section scoring (1 + (1 + f)^2) and a subsection (1 + f^2) times lunr's score, f being the share
   of query words it holds (Material's worker); a page ranks by its best section;
@@ -15,7 +16,9 @@ What the site does, and where this takes it from (one source of truth each):
 
 Deliberate differences: only entries are indexed (hand-written pages are not results of `errbook search`); an
 entry's sections hold its fields' text (what its page renders, less the parts the page keeps out of the index)
-rather than the rendered HTML, so positions for proximity are offsets in a field rather than in an HTML block.
+rather than the rendered HTML, so a field is one block (Material counts a position as the word's ordinal in an
+HTML block) and `<`, `>`, `&` are plain separators rather than markup and entities. tests/test_cli_terminal.py runs
+Material's own worker (Node.js) on the same documents and queries and compares the rankings.
 """
 from __future__ import annotations
 
@@ -174,24 +177,35 @@ def _segmenter():
     return jieba
 
 
+def segment_zh(text: str, jieba) -> str:
+    """Chinese runs cut into jieba's words with \u200b around each, as Material's search plugin does at build time."""
+    if jieba is None or not _HAN.search(text):
+        return text
+    return _HAN_RUN.sub(lambda m: "\u200b" + "\u200b".join(jieba.cut(m.group())) + "\u200b", text)
+
+
 def _spaced(text: str, separator: re.Pattern, jieba) -> str:
-    """text with Chinese segmented (\\u200b between words) and every separator match replaced by as many spaces,
-    so lunr's whitespace tokenizer cuts the same words at the same offsets."""
-    if jieba is not None and _HAN.search(text):
-        text = _HAN_RUN.sub(lambda m: "\u200b" + "\u200b".join(jieba.cut(m.group())) + "\u200b", text)
-    return separator.sub(lambda m: " " * len(m.group()), text)
+    """text segmented (segment_zh) with every separator match replaced by as many spaces, so lunr's whitespace
+    tokenizer cuts the same words at the same offsets as Material's tokenizer with the separator."""
+    return separator.sub(lambda m: " " * len(m.group()), segment_zh(text, jieba))
+
+
+def entry_docs(entries: list) -> list[dict]:
+    """The index's documents: one per section of each entry's page; ref is ID#k, k = 0 the page's top."""
+    return [{"ref": f"{e.id}#{k}", "title": s["title"], "text": s["text"], "tags": list(s.get("tags", [])),
+             "top": bool(s.get("top"))} for e in entries for k, s in enumerate(sections(e.data))]
 
 
 def _tokens(obj, metadata=None):
-    """lunr's default tokenizer (words between whitespace and '-', lower-cased, each with its position and index),
-    with a regular expression instead of its loop over characters: the same tokens, several times faster."""
+    """Material's tokenizer on text already cut at the separator (_spaced): lower-cased words, each with its
+    position as Material packs it, (block, the word's ordinal in its block). Plain text is one block; each element
+    of a list (tags) is a block of its own. Replaces lunr.py's tokenizer, a loop over characters."""
     from lunr.token import Token
     if obj is None:
         return []
-    if isinstance(obj, (list, tuple)):
-        return [Token(str(x).lower(), dict(metadata or {})) for x in obj]
-    return [Token(m.group(), {"position": [m.start(), len(m.group())], "index": i, **(metadata or {})})
-            for i, m in enumerate(_LUNR_WORD.finditer(str(obj).lower()))]
+    blocks = obj if isinstance(obj, (list, tuple)) else [obj]
+    return [Token(m.group(), {"position": [b, i], "index": i, **(metadata or {})})
+            for b, text in enumerate(blocks) for i, m in enumerate(_LUNR_WORD.finditer(str(text).lower()))]
 
 
 _LUNR_WORD = re.compile("[^ \t\n\r\f\v\xa0-]+")
@@ -217,46 +231,46 @@ def _fix_lunr() -> None:
 
 
 class SiteSearch:
-    """The index of every active entry, searched as the site searches."""
+    """The index of every active entry, searched as the site searches. docs: other documents to index instead
+    (entry_docs' shape, a "boost" each may carry; the tests compare the ranking with Material's own worker)."""
 
-    def __init__(self, entries: list, config: dict):
+    def __init__(self, entries: list, config: dict, docs: list[dict] | None = None):
         from lunr import builder as builder_mod
         _fix_lunr()
+        self.config = config
+        self.entries = {e.id: e for e in entries}
         saved, builder_mod.Tokenizer = builder_mod.Tokenizer, _tokens
         try:
-            self._build(entries, config)
+            self._build(entry_docs(entries) if docs is None else docs)
         finally:
             builder_mod.Tokenizer = saved
 
-    def _build(self, entries: list, config: dict) -> None:
+    def _build(self, docs: list[dict]) -> None:
         from lunr.builder import Builder
         from lunr.stop_word_filter import stop_word_filter
         from lunr.trimmer import trimmer
-        self.config = config
-        self.separator = re.compile(config["separator"])
+        separator = re.compile(self.config["separator"])
         jieba = _segmenter()
         builder = Builder()
         fns = {"stopWordFilter": stop_word_filter, "trimmer": trimmer}
-        for name in config["pipeline"]:
+        for name in self.config["pipeline"]:
             if name == "stemmer":
                 from lunr.stemmer import stemmer
                 builder.pipeline.add(stemmer)
             elif name in fns:
                 builder.pipeline.add(fns[name])
         builder.ref("ref")
-        for field, boost in config["fields"].items():
+        for field, boost in self.config["fields"].items():
             builder.field(field, boost=boost)
         builder.metadata_whitelist = ["position"]
-        self.entries = {e.id: e for e in entries}
-        self.top_refs: set[str] = set()
-        for e in entries:
-            for k, s in enumerate(sections(e.data)):
-                ref = f"{e.id}#{k}"
-                if s.get("top"):
-                    self.top_refs.add(ref)
-                doc = {"ref": ref, "title": _spaced(s["title"], self.separator, jieba),
-                       "text": _spaced(s["text"], self.separator, jieba), "tags": " ".join(s.get("tags", []))}
-                builder.add(doc, attributes={"boost": ENTRY_SEARCH_BOOST})
+        builder.b(0)                  # Material's worker: no field-length normalisation
+        self.top_refs = {d["ref"] for d in docs if d.get("top")}
+        for d in docs:
+            # tags are a list: each is cut at the separator too, and is a block of its own
+            builder.add({"ref": d["ref"], "title": _spaced(d["title"], separator, jieba),
+                         "text": _spaced(d["text"], separator, jieba),
+                         "tags": [_spaced(t, separator, jieba) for t in d.get("tags") or []]},
+                        attributes={"boost": d.get("boost", ENTRY_SEARCH_BOOST)})
         self.index = builder.build()
 
     def search(self, query: str, top: int | None = None) -> list[dict]:
@@ -289,9 +303,11 @@ class SiteSearch:
 
     def _section_factor(self, ref: str, words: list[tuple[str, bool]], meta: dict) -> float:
         """Material's worker: (1 + g^2), g = 1 for a page's top section + the share of query words found (a word
-        counts as found when a matched index word starts with it, as the worker tests it)."""
+        counts as found when a matched index word starts with it; a stop word not found does not count at all)."""
+        from lunr.stop_word_filter import WORDS
         found = sum(1 for w, _prefix in words if any(t.startswith(w) for t in meta))
-        g = (1 if ref in self.top_refs else 0) + (found / len(words) if words else 0)
+        missing = sum(1 for w, _prefix in words if w not in WORDS and not any(t.startswith(w) for t in meta))
+        g = (1 if ref in self.top_refs else 0) + (found / (found + missing) if found + missing else 0)
         return 1 + g * g
 
 
@@ -309,15 +325,17 @@ def _query_words(q: str) -> list[tuple[str, bool]]:
 
 
 def _nearest(words: list[tuple[str, bool]], metadata: dict, span: int) -> int:
-    """errbook-search.js nearest(): the most query words one window of `span` characters holds in one field."""
-    by_field: dict[str, list[tuple[int, int]]] = {}
+    """errbook-search.js nearest(): the most query words one window of `span` holds in one block of one field.
+    (The window is counted in what Material's positions count, words of the block, though the script's comment
+    speaks of characters.)"""
+    by_field: dict[tuple, list[tuple[int, int]]] = {}
     for term, fields in metadata.items():
         k = next((i for i, (w, prefix) in enumerate(words) if term == w or (prefix and term.startswith(w))), -1)
         if k < 0:
             continue
         for field, data in fields.items():
-            for p in (data or {}).get("position") or []:
-                by_field.setdefault(field, []).append((p[0], k))
+            for block, start in (data or {}).get("position") or []:
+                by_field.setdefault((field, block), []).append((start, k))
     best = 0
     for hits in by_field.values():
         hits.sort()
