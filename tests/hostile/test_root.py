@@ -65,4 +65,4 @@ def test_a_real_checkout_still_works(tmp_path):
     root = make_root(tmp_path / "root")
     assert run(["--root", str(root), "triage", "-"]).returncode == 0
     r = run(["validate"], env_root=root)
-    assert r.returncode == 0 and b"1 entries, 0 finding(s)" in r.stderr, r.stderr
+    assert r.returncode == 0 and b"1 entry, 0 findings" in r.stderr, r.stderr

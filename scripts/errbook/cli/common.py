@@ -1,7 +1,8 @@
-"""What several subcommands share: the checkout root from --root, durations, running MkDocs."""
+"""What several subcommands share: the checkout root from --root, durations, counts, dates, running MkDocs."""
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import math
 import subprocess
 import sys
@@ -24,6 +25,25 @@ def seconds(text: str) -> float:
     if not math.isfinite(v) or v <= 0:
         raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, not {text!r}")
     return v
+
+
+def positive_int(text: str) -> int:
+    """A count such as --top: a whole number >= 1 (0 or a negative number would show nothing, or silently one)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text!r}")
+    return v
+
+
+def iso_date(text: str) -> dt.date:
+    """A date written YYYY-MM-DD (07/01/2027 is ambiguous: July 1 or January 7)."""
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date in the form YYYY-MM-DD: {text!r}") from None
 
 
 def mkdocs(root: Path, verb: str, extra: list[str]) -> int:

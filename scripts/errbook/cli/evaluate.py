@@ -7,6 +7,7 @@ import sys
 
 from errbook.cli.common import root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
 
 
 def add_parser(sub) -> None:
@@ -29,21 +30,27 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from errbook.triage import corpus, evaluate
+    status = term.Progress("eval", 0, enabled=not args.json)      # a terminal's only sign of life for minutes
+    status.step(0, "loading the entries and the labelled logs")
     try:
         ev = evaluate.Evaluator(root_of(args))
     except evaluate.LabelError as e:
+        status.close()
         print(f"errbook eval: {e}", file=sys.stderr)
         return ExitCode.ERROR
+    cal = None
     if args.calibrate:
+        status.step(0, "calibrating the second stage on the dev split")
         cal = ev.calibrate()
         note = ("Second-stage thresholds, calibrated by `errbook eval --calibrate --write` on the dev split only "
                 f"({sum(c['split'] == 'dev' for c in ev.benign)} benign and the unseen dev logs).")
         if args.write:
             corpus.CALIBRATION_PATH.write_text(json.dumps(dict(cal, note=note), indent=2) + "\n", encoding="utf-8")
-        res = ev.run(cal)
+    status.close()
+    with term.Progress("eval: logs scored", len(ev.labelled) + len(ev.benign), enabled=not args.json) as bar:
+        res = ev.run(cal, progress=lambda name: bar.step(1, name))
+    if cal is not None:
         res["calibration"] = cal
-    else:
-        res = ev.run()
     if args.json:
         res = {k: v for k, v in res.items() if k != "rows" or args.rows}
         print(json.dumps(res, indent=1, ensure_ascii=False))
@@ -52,9 +59,13 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _pct(x) -> str:
+    """A rate, or n/a where there was nothing to count (a split with no logs)."""
+    return "  n/a " if x is None else f"{x:6.1%}"
+
+
 def _line(name: str, r: dict) -> None:
-    def pct(x):
-        return "  n/a " if x is None else f"{x:6.1%}"
+    pct = _pct
     print(f"{name:<26} {r['logs']:4d} logs  top-1 {pct(r['top1'])}  top-3 {pct(r['top3'])}  "
           f"abstained {pct(r['abstained'])}  confidently wrong {pct(r['confidently_wrong'])}  "
           f"second stage {pct(r['answered_by_second_stage'])}")
@@ -75,9 +86,9 @@ def _print_text(res: dict, args: argparse.Namespace) -> None:
                 _line(f"  round {n}, {g}", r)
     _line("seen (training set)", res["seen"])
     b = res["benign"]
-    print(f"benign logs: {b['logs']}  false positives {b['false_positives']} ({b['false_positive_rate']:.1%}; "
-          f"test split {b['false_positive_rate_test']:.1%}; by a signature {b['confident_false_positives']}); "
-          f"observations only (not answers) {b['observations']}")
+    print(f"benign logs: {b['logs']}  false positives {b['false_positives']} "
+          f"({_pct(b['false_positive_rate']).strip()}; test split {_pct(b['false_positive_rate_test']).strip()}; "
+          f"by a signature {b['confident_false_positives']}; observations only, not answers, {b['observations']})")
     if "calibration" in res:
         print(f"calibration: {res['calibration']}" + (" (written)" if args.write else " (not written; add --write)"))
     if args.misses:

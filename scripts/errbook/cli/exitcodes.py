@@ -5,7 +5,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    OK = 0              # done; nothing found, nothing applies, all passed
+    OK = 0              # done; nothing found, nothing applies, all passed; or the reader closed our output (| head)
     FINDINGS = 1        # a result, not a failure: a match, findings, something applies or failed, something due
     ERROR = 2           # usage error, unreadable input, an error errbook could not recover from (never a finding)
     INTERRUPTED = 130   # Ctrl-C (128 + SIGINT); `errbook triage` killed by a signal exits 128 + its number
@@ -16,6 +16,8 @@ BY_COMMAND: dict[str, dict[ExitCode, str]] = {
     "triage": {ExitCode.OK: "a signature matched",
                ExitCode.FINDINGS: "no signature matched (likely entries may still be listed)",
                ExitCode.ERROR: "error"},
+    "show": {ExitCode.OK: "shown", ExitCode.ERROR: "no entry has that id or alias"},
+    "search": {ExitCode.OK: "found", ExitCode.FINDINGS: "nothing found", ExitCode.ERROR: "usage error"},
     "doctor": {ExitCode.OK: "nothing applies", ExitCode.FINDINGS: "something applies", ExitCode.ERROR: "error"},
     "validate": {ExitCode.OK: "ok", ExitCode.FINDINGS: "findings", ExitCode.ERROR: "usage"},
     "new": {ExitCode.OK: "created", ExitCode.ERROR: "not created"},

@@ -6,14 +6,15 @@ import json
 import sys
 from pathlib import Path
 
-from errbook.cli.common import root_of
+from errbook.cli.common import positive_int, root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
 
 
 def add_parser(sub) -> None:
     s = sub.add_parser("ledger", help="show the verification ledger")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--last", type=int, default=30)
+    s.add_argument("--last", type=positive_int, default=30, help="how many of the newest records to list (default 30)")
     s.add_argument("--merge", metavar="SPOOL", help="merge the finished tasks of an errbook run --slurm spool "
                    "into the ledger (idempotent: a task already merged is not added again)")
     s.add_argument("--settle", type=float, default=10, help=argparse.SUPPRESS)
@@ -64,10 +65,10 @@ def report_merge(res: dict, as_json: bool, spool: Path) -> int:
         for r in res["added"]:
             s = r.get("slurm", {})
             print(f"merged {s.get('job', '?'):>10} {r['entry']} {r['outcome']:<8} on {s.get('node') or '?'}"
-                  + (f"  ({r['reason'][:200]})" if r.get("reason") and r["outcome"] != "passed" else ""))
-        print(f"ledger: {len(res['added'])} new record(s), {len(res['already'])} already merged, "
-              f"{len(res['unfinished'])} task(s) not finished" + (f", {len(res['problems'])} problem(s)"
-                                                                    if res["problems"] else ""))
+                  + (f"  ({term.cut(r['reason'], 200)})" if r.get("reason") and r["outcome"] != "passed" else ""))
+        print(f"ledger: {term.plural(len(res['added']), 'new record')}, {len(res['already'])} already merged, "
+              f"{term.plural(len(res['unfinished']), 'task')} not finished"
+              + (f", {term.plural(len(res['problems']), 'problem')}" if res["problems"] else ""))
         for p in res["problems"]:
             print(f"  problem: {p}", file=sys.stderr)
         for u in res["unfinished"]:

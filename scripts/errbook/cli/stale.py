@@ -6,8 +6,9 @@ import datetime as dt
 import json
 import sys
 
-from errbook.cli.common import root_of
+from errbook.cli.common import iso_date, root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
 
 
 def add_parser(sub) -> None:
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
                                    "settled; one without checked_at or of an untracked component is due). "
                                    "Exit 1 when anything is due.")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--today", help="evaluate as of this date (YYYY-MM-DD)")
+    s.add_argument("--today", type=iso_date, metavar="YYYY-MM-DD", help="evaluate as of this date (default: today)")
     s.set_defaults(fn=run)
 
 
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from errbook.kb import entries, stale
     root = root_of(args)
     loaded, _ = entries.load_all(root)
-    today = dt.date.fromisoformat(args.today) if args.today else dt.date.today()
+    today = args.today or dt.date.today()
     try:
         releases = stale.load_releases(root)
     except (ValueError, OSError) as e:
@@ -40,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"{r['id']}  {r['file']}")
             for why in r["reasons"]:
                 print(f"    {why}")
-        print(f"{len(rows)} entr{'y' if len(rows) == 1 else 'ies'} due for review", file=sys.stderr)
+        print(f"{term.plural(len(rows), 'entry', 'entries')} due for review", file=sys.stderr)
     return ExitCode.FINDINGS if rows else ExitCode.OK

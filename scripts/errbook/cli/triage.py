@@ -6,8 +6,12 @@ import json
 import signal
 import sys
 
-from errbook.cli.common import root_of
+from errbook.cli.common import positive_int, root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
+
+STDIN_PROMPT = "Paste the log, then Ctrl-D (Ctrl-Z Enter on Windows)"
+SUMMARY_CHARS, FIX_CHARS, EVIDENCE_CHARS = 400, 300, 200
 
 TRIAGE_HELP = """\
 Rank the entries a log points to. First stage: every entry's signatures ("match"). When none names a problem, a
@@ -30,6 +34,8 @@ $XDG_CACHE_HOME/errbook or ~/.cache/errbook); ERRBOOK_PREFILTER=re2 uses the RE2
 Answer levels: "diagnosis" (a message that names the problem), "observation" (a condition an entry describes,
 worth knowing, not an answer) and "likely" (the second stage).
 
+From a terminal, standard input shows a prompt on stderr and ends at one Ctrl-D (Ctrl-Z Enter on Windows).
+
 Exit codes: 0 a diagnosis matched; 1 none did (observations and likely entries may still be listed); 2 error.
 """
 
@@ -39,7 +45,7 @@ def add_parser(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter, description=TRIAGE_HELP)
     s.add_argument("files", nargs="*", help="log files; '-' or none reads stdin; several files = one log per rank")
     s.add_argument("--json", action="store_true", help='print {"matches": [...]} in rank order')
-    s.add_argument("--top", type=int, default=3, help="how many entries to show (default 3)")
+    s.add_argument("--top", type=positive_int, default=3, help="how many entries to show, 1 or more (default 3)")
     s.add_argument("--tally", metavar="FILE", nargs="?", const="", default=None,
                    help="append the matched entry ids (never the log text) to a local tally file "
                         "(default ~/.local/share/errbook/tally.jsonl); opt-in")
@@ -58,10 +64,20 @@ def run(args: argparse.Namespace) -> int:
     if "-" in files and (sys.stdin is None or sys.stdin.closed):
         print("errbook triage: no input: standard input is closed; give a log file", file=sys.stderr)
         return ExitCode.ERROR
-    return triage(root, args.files, args.facts, args.top, args.json, args.tally)
+    return triage(root, args.files, args.facts, args.top, args.json, args.tally, no_color=args.no_color)
 
 
-def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: bool, tally_arg: str | None) -> int:
+def _terminal_stdin(files: list[str]):
+    """When the log comes from a terminal: a prompt on stderr, and a reader that ends at the first Ctrl-D."""
+    from errbook.triage import textenc
+    if "-" not in (files or ["-"]) or sys.stdin is None or not sys.stdin.isatty():
+        return None
+    print(STDIN_PROMPT, file=sys.stderr, flush=True)
+    return textenc.TerminalReader(sys.stdin.fileno())
+
+
+def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: bool, tally_arg: str | None,
+           no_color: bool = False) -> int:
     from errbook.machine import facts as facts_mod
     from errbook.triage import parallel, pipeline, tally
     doctor_facts = None
@@ -73,7 +89,8 @@ def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: 
             return ExitCode.ERROR
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        results, stats, errors = pipeline.triage_files(root, files, doctor_facts=doctor_facts)
+        results, stats, errors = pipeline.triage_files(root, files, stdin=_terminal_stdin(files),
+                                                       doctor_facts=doctor_facts)
     except OSError as e:
         print(f"errbook triage: {e}", file=sys.stderr)
         return ExitCode.ERROR
@@ -84,11 +101,11 @@ def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: 
         signal.signal(signal.SIGTERM, previous)
     for err in errors:
         print(f"errbook triage: {err} (run errbook validate)", file=sys.stderr)
-    top = results[: max(1, top_n)]
+    top = results[:top_n]
     if as_json:
         print(json.dumps({"matches": top, "stats": stats}, ensure_ascii=False, indent=1))
     else:
-        _print_text(results, top, stats)
+        _print_text(results, top, stats, term.style_for(sys.stdout, no_color))
     if tally_arg is not None and results:
         msg = tally.record_tally(tally_arg, results)
         if msg:
@@ -108,38 +125,51 @@ def show_tally(path) -> int:
     for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"{v:6d}  {k}")
     if bad:
-        print(f"errbook triage: {bad} line(s) of {path} are not tally records and were skipped", file=sys.stderr)
+        print(f"errbook triage: {term.plural(bad, 'line')} of {path} "
+              f"{'is not a tally record and was' if bad == 1 else 'are not tally records and were'} skipped",
+              file=sys.stderr)
     return ExitCode.OK
 
 
-def _print_text(results: list[dict], top: list[dict], stats: dict) -> None:
+def _print_text(results: list[dict], top: list[dict], stats: dict, style: term.Style) -> None:
     if not results:
-        print(f"no entry matched ({stats['lines']} lines read)")
+        print(f"no entry matched ({term.plural(stats['lines'], 'line')} read)")
         if stats.get("first_failure_line"):
             print(f"  first failure line: {stats['first_failure_line']}")
-            print("  next: search the book for that line (errbook serve, then the search box), browse the entries by "
-                  "class,\n        and once the cause is known add an entry: errbook new CLASS \"title\"")
+            print("  next: search the book for that line (errbook search \"…\", as the site's search box does), "
+                  "browse the entries by class,\n        and once the cause is known add an entry: "
+                  "errbook new CLASS \"title\"")
         else:
             print("  no line in it reports a failure: paste the part of the log around the error, or search the book "
-                  "(errbook serve)")
+                  "(errbook search \"words\")")
     elif results[0].get("level") == "likely":
         print("no message names a known problem; by similarity to the entries' text these are LIKELY (not certain):")
     elif results[0].get("level") == "observation":
         print("no message names a known problem; worth knowing, conditions that entries describe are present:")
     for rank, r in enumerate(top, 1):
-        score = r["score"] if isinstance(r["score"], int) else f"{r['score']:.2f}"
-        print(f"{rank}. {r['id']}  {r['title']}  [{r['class']}, {r.get('level', r['confidence'])}, score {score}]")
-        if r.get("note"):
-            print(f"     ({r['note']})")
-        for why in r.get("environment", []):
-            print(f"     environment: {why}")
-        for ev in r.get("evidence", [])[:3]:
-            for ln in ev["lines"]:
-                where = f"{ln['source']}:" if ln.get("source") else "line "
-                print(f"     {where}{ln['line']}: {ln['text'][:200]}")
-        print(f"   {r['summary'][:400]}")
-        print(f"   first fix: {r['first_fix'][:300]}")
-        print(f"   verify:    {r['runbook']}\n")
+        _print_result(rank, r, style)
+
+
+LEVEL_COLOUR = {"diagnosis": "green", "observation": "dim", "likely": "yellow"}
+
+
+def _print_result(rank: int, r: dict, style: term.Style) -> None:
+    """One ranked entry: its head line, why it matched, the summary and first fix cut at a word with "…"."""
+    score = r["score"] if isinstance(r["score"], int) else f"{r['score']:.2f}"
+    level = r.get("level", r["confidence"])
+    conf = style(level, LEVEL_COLOUR.get(level, "yellow"))
+    print(f"{rank}. {style(r['id'], 'bold')}  {style(r['title'], 'bold')}  [{r['class']}, {conf}, score {score}]")
+    if r.get("note"):
+        print(f"     ({r['note']})")
+    for why in r.get("environment", []):
+        print(f"     environment: {why}")
+    for ev in r.get("evidence", [])[:3]:
+        for ln in ev["lines"]:
+            where = f"{ln['source']}:" if ln.get("source") else "line "
+            print(style(f"     {where}{ln['line']}: ", "dim") + term.cut(ln["text"], EVIDENCE_CHARS))
+    print(f"   {term.cut(r['summary'], SUMMARY_CHARS)}")
+    print(f"   {style('first fix:', 'green')} {term.cut(r['first_fix'], FIX_CHARS)}")
+    print(f"   verify:    {r['runbook']}\n")
 
 
 def _terminate(signum, frame):

@@ -8,6 +8,7 @@ import time
 
 from errbook.cli.common import root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import term
 
 
 def add_parser(sub) -> None:
@@ -27,5 +28,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         for f in findings:
             print(f)
-        print(f"{len(loaded)} entries, {len(findings)} finding(s) in {dt:.2f}s", file=sys.stderr)
+        print(f"{term.plural(len(loaded), 'entry', 'entries')}, {term.plural(len(findings), 'finding')} in {dt:.2f}s",
+              file=sys.stderr)
     return ExitCode.FINDINGS if findings else ExitCode.OK

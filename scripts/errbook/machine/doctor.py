@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
+from errbook.common import term
 from errbook.machine import checks as checks_mod
 from errbook.machine import facts as facts_mod
 
@@ -135,7 +136,7 @@ def print_human(rep: dict, out=None) -> None:
           f"checked, {c['not_checkable']} not machine-checkable).")
     else:
         n = len(rep["applies"])
-        w(f"{n} known problem{'s' if n != 1 else ''} apply to this machine:")
+        w(f"{term.plural(n, 'known problem')} appl{'ies' if n == 1 else 'y'} to this machine:")
     for a in rep["applies"]:
         w()
         w(f"{a['id']}  {a['title']}  [{a['class']}]")
@@ -145,16 +146,17 @@ def print_human(rep: dict, out=None) -> None:
                 w(f"      {cond['fact']} = {cond['shown']}  ->  {cond['test']}")
             for s in chk["show"]:
                 w(f"      ({s['fact']} = {s['shown']})")
-        w(f"  first fix: {a['first_fix'][:400]}")
+        w(f"  first fix: {term.cut(a['first_fix'], 400)}")
         w(f"  verify:    {a['runbook']}")
     if rep["could_not_check"]:
         w()
         w("Could not check (facts missing on this machine or in the facts file):")
         for u in rep["could_not_check"]:
-            w(f"  {u['id']}  {u['title'][:90]}  (needs {', '.join(u['missing'])})")
+            w(f"  {u['id']}  {term.cut(u['title'], 90)}  (needs {', '.join(u['missing'])})")
     if rep["applies"]:
         w()
-        w(f"{c['clear']} other entries checked and clear; {c['not_checkable']} entries are not machine-checkable.")
+        w(f"{term.plural(c['clear'], 'other entry', 'other entries')} checked and clear; "
+          f"{term.plural(c['not_checkable'], 'entry', 'entries')} not machine-checkable.")
 
 
 def print_facts_list(as_json: bool, out=None) -> None:

@@ -161,7 +161,8 @@ class Evaluator:
             return thread, "seen"
         return thread, split_of(thread, c.get("split"))
 
-    def run(self, cal: dict | None = None) -> dict:
+    def run(self, cal: dict | None = None, progress=None) -> dict:
+        """progress: called with each log's name once it is scored (a progress line), or None."""
         cal = cal or corpus.calibration()
         know = ranking.Knowledge(self.active, index=None, cal=cal)
         rows = []
@@ -180,6 +181,8 @@ class Evaluator:
                          "round": _round(c),
                          "top1": bool(got) and got[0] == exp, "top3": exp in got[:3],
                          "confidently_wrong": bool(res) and res[0]["level"] == "diagnosis" and got[0] != exp})
+            if progress:
+                progress(c["name"])
         fps, observed = [], []
         for c in self.benign:
             res = ranking.decide(self._prepared(c, self.index_for(without_benign=c["name"])), know, cal)
@@ -189,6 +192,8 @@ class Evaluator:
                 fps.append(row)
             elif res:                     # observations only: listed, never counted as an answer
                 observed.append(row)
+            if progress:
+                progress(c["name"])
         return self.report(rows, fps, observed)
 
     def report(self, rows: list[dict], fps: list[dict], observed: list[dict] | None = None) -> dict:

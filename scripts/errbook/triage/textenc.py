@@ -9,6 +9,7 @@ incremental decoder, so a character cut between two reads is kept whole). assets
 from __future__ import annotations
 
 import codecs
+import os
 
 SNIFF_BYTES = 4096          # the head that decides
 
@@ -86,6 +87,23 @@ class Utf8Reader:
             if text:
                 return text.encode("utf-8", "surrogatepass")
         return b""
+
+
+class TerminalReader:
+    """Standard input typed at a terminal, as a binary stream: each read is one read(2) of the terminal (a line,
+    or what was typed before Ctrl-D), and the first end of input is final. A buffered stream would need Ctrl-D
+    twice: its read(n) returns what it has at the first end of input, and the next read waits for another."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._eof = False
+
+    def read(self, n: int = -1) -> bytes:
+        if self._eof:
+            return b""
+        data = os.read(self._fd, n if n and n > 0 else 1 << 16)
+        self._eof = not data
+        return data
 
 
 def utf8_stream(f) -> tuple[object, str]:
