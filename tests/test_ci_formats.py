@@ -294,17 +294,23 @@ ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found"
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 3, 7, 1 << 20])
-def test_physical_lines_count_as_triage_does(monkeypatch, chunk):
-    data = b"a\r\nb\rc\n\nd\r\r\ne\r"
+def test_failure_lines_are_numbered_as_triage_numbers_lines(monkeypatch, chunk):
+    """Line ends \\n, \\r\\n and a lone \\r, split anywhere by the chunks: the numbers are normalize.split_lines'."""
+    data = b"error a\r\nerror b\rerror c\n\nerror d\r\r\nerror e\rok\nerror f"
     monkeypatch.setattr(loglines, "CHUNK", chunk)
-    got = list(loglines.physical_lines(io.BytesIO(data)))
-    assert got == [b"a", b"b", b"c", b"", b"d", b"", b"e"]
-    assert got == [x.encode() for x in normalize.split_lines(data.decode())][:-1]   # its trailing "" is no line
-    assert list(loglines.physical_lines(io.BytesIO(data + b"f"))) == got + [b"f"]
-    long = b"x" * (normalize.RAW_CAP_BYTES + 10) + b"\nerror here\n"
+    want = [(n, t) for n, t in enumerate(normalize.split_lines(data.decode()), 1) if "error" in t]
+    assert list(loglines.failure_lines(io.BytesIO(data))) == want
+    assert list(loglines.failure_lines(io.BytesIO(data.replace(b"\n", b"")))) == \
+        [(n, t) for n, t in enumerate(normalize.split_lines(data.replace(b"\n", b"").decode()), 1)
+         if "error" in t]                                     # a CR-only log
+
+
+def test_an_overlong_line_keeps_its_head_and_the_count(monkeypatch):
     monkeypatch.setattr(loglines, "CHUNK", 4096)
-    got = list(loglines.physical_lines(io.BytesIO(long)))
-    assert len(got) == 2 and got[1] == b"error here" and len(got[0]) <= normalize.RAW_CAP_BYTES
+    data = b"error " + b"x" * (normalize.RAW_CAP_BYTES * 3) + b"\nok\nerror here\n"
+    got = list(loglines.failure_lines(io.BytesIO(data)))
+    assert [n for n, _ in got] == [1, 3] and got[1][1] == "error here"
+    assert max(len(b) for b, _ in loglines.blocks(io.BytesIO(data))) <= normalize.RAW_CAP_BYTES + 4096 * 2
 
 
 def test_cli_formats_keep_triages_exit_codes_and_json_alias(tmp_path):

@@ -17,40 +17,70 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
+import re2
+
 from errbook.triage import normalize, retrieval, textenc
 
 CHUNK = 1 << 20
 LIMIT = 10
 _BREAK = re.compile(rb"\r\n|\n|\r")
-_CANDIDATE = re.compile(retrieval.FAILURE_PATTERN.encode(), re.IGNORECASE)
+# RE2 over a whole block: Python's re takes 100 times longer on this alternation (21 s against 0.2 s for 50 MB)
+_CANDIDATE = re2.compile(b"(?i)" + retrieval.FAILURE_PATTERN.encode())
 
 
-def physical_lines(f) -> Iterator[bytes]:
-    """The lines of a binary stream, without their ends; a line longer than RAW_CAP_BYTES keeps its head (as
-    triage reads it), so memory stays flat whatever the log."""
-    rest, over = b"", False
+def _unify(block: bytes) -> bytes:
+    """Every line end as \n (\r\n and a lone \r are one end each, as triage counts them)."""
+    return block.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in block else block
+
+
+def blocks(f) -> Iterator[tuple[bytes, int]]:
+    """(complete lines with their ends as \n, the number of the first) of a binary stream, a chunk at a time. A
+    line with no end for more than a chunk keeps its head (RAW_CAP_BYTES), so memory stays flat whatever the
+    log."""
+    rest, n, over = b"", 1, False
     while True:
         buf = f.read(CHUNK)
-        if over:
+        if over:                                  # skipping the tail of an overlong line up to its end
             m = _BREAK.search(buf)
             if buf and not m:
                 continue
             buf, over = (buf[m.start():] if m else buf), False
         data = rest + buf
-        held = b""
-        if buf and data.endswith(b"\r"):       # maybe the first half of \r\n
-            data, held = data[:-1], b"\r"
-        pos = 0
-        for m in _BREAK.finditer(data):
-            yield data[pos:min(m.start(), pos + normalize.RAW_CAP_BYTES)]
-            pos = m.end()
-        rest = data[pos:] + held
         if not buf:
-            if rest:
-                yield rest
+            if data:
+                yield _unify(data), n
             return
-        if len(rest) > normalize.RAW_CAP_BYTES:
-            rest, over = rest[:normalize.RAW_CAP_BYTES], True
+        cut = data.rfind(b"\n") + 1
+        if not cut:                               # no \n: a CR-only log ends its lines at a lone \r (not the
+            cut = data.rfind(b"\r", 0, len(data) - 1) + 1        # last byte: it may be the half of a \r\n)
+        if not cut:
+            rest = data
+            if len(rest) > normalize.RAW_CAP_BYTES:
+                rest, over = rest[:normalize.RAW_CAP_BYTES], True
+            continue
+        block, rest = _unify(data[:cut]), data[cut:]
+        yield block, n
+        n += block.count(b"\n")
+
+
+def failure_lines(f) -> Iterator[tuple[int, str]]:
+    """(line number, cleaned text) of each failure line of a binary stream. The failure words are searched in a
+    whole block at once; only the lines holding one are split out, cleaned and judged."""
+    for block, first in blocks(f):
+        pos, counted, n = 0, 0, first
+        while True:
+            m = _CANDIDATE.search(block, pos)
+            if not m:
+                break
+            start = block.rfind(b"\n", 0, m.start()) + 1
+            end = block.find(b"\n", m.end())
+            end = len(block) if end < 0 else end
+            n += block.count(b"\n", counted, start)
+            counted = start
+            text = failure_text(block[start:min(end, start + normalize.RAW_CAP_BYTES)])
+            if text is not None:
+                yield n, text
+            pos = end + 1
 
 
 def failure_text(raw: bytes) -> str | None:
@@ -71,9 +101,8 @@ def unexplained(paths: list[tuple[str, str]], explained: set[tuple[str, int]], l
         try:
             with open(path, "rb") as f:
                 stream, _ = textenc.utf8_stream(f)
-                for n, raw in enumerate(physical_lines(stream), 1):
-                    text = failure_text(raw)
-                    if text is None or (source, n) in explained:
+                for n, text in failure_lines(stream):
+                    if (source, n) in explained:
                         continue
                     out.append({"line": n, "text": text, **({"source": source} if source else {})})
                     if len(out) >= limit:
