@@ -217,6 +217,7 @@ def _parse_command(line: str) -> tuple[str, dict, str]:
 
 def test_github_escaping_follows_the_toolkit():
     assert github.escape_data("50% a\r\nb") == "50%25 a%0D%0Ab"
+    assert github.escape_data("x %0A::error::y") == "x %250A::error::y"      # a log line cannot start a command
     assert github.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     line = github.command("error", {"file": "a,b.cu", "line": 3, "col": None, "title": "RMN-1: x: y"}, "m::n\nz")
     assert line == "::error file=a%2Cb.cu,line=3,title=RMN-1%3A x%3A y::m::n%0Az"
@@ -272,6 +273,13 @@ def test_markdown_comment(cases, name):
     assert all(len(line) < base.LINE_CAP + 400 for line in md.splitlines())
 
 
+def test_markdown_without_reread_lines_names_the_first_failure_line():
+    md = comment.render([], {"lines": 2, "first_failure_line": "boom: error"}, base.Context(logs=("-", "b.log")))
+    assert "First failure line: `boom: error`" in md and "No line of the log reports a failure" not in md
+    md = comment.render([], {"lines": 2}, base.Context(logs=("-", "b.log")))
+    assert "No line of the log reports a failure" in md
+
+
 def test_markdown_code_spans_hold_any_line():
     assert comment.code("a `b` c") == "``a `b` c``"
     assert comment.code("`x") == "`` `x ``"
@@ -318,6 +326,10 @@ def test_cli_formats_keep_triages_exit_codes_and_json_alias(tmp_path):
         for fmt in formats.FORMATS:
             r = errbook("triage", "--format", fmt, "--site-url", SITE, str(log), root=REPO)
             assert r.returncode == code, (fmt, r.stderr)
+            if fmt == "sarif":
+                jsonschema.Draft4Validator(_schema("sarif-schema-2.1.0.json")).validate(json.loads(r.stdout))
+            elif fmt == "junit":
+                xmlschema.XMLSchema(str(SCHEMAS / "junit-10.xsd")).validate(r.stdout.decode())
     a = errbook("triage", "--json", str(COMPILER), root=REPO).stdout
     b = errbook("triage", "--format", "json", str(COMPILER), root=REPO).stdout
     assert a == b and json.loads(a)["matches"][0]["id"] == "RMN-0075"

@@ -59,6 +59,8 @@ def render(results: list[dict], stats: dict, ctx: base.Context) -> str:
         lines.append(f"**{head}** (the first {len(ctx.unexplained)}):")
         lines += [f"- {base.log_name(ctx, u)}:{u['line']}: {code(u['text'])}" for u in ctx.unexplained]
         lines.append("")
+    elif stats.get("first_failure_line"):           # a log read from standard input among several
+        lines += [f"First failure line: {code(stats['first_failure_line'])}", ""]
     elif not results:
         lines += ["No line of the log reports a failure.", ""]
     if not results or base.level_of(results[0]) != "diagnosis":
