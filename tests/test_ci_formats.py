@@ -355,3 +355,28 @@ def test_cli_github_appends_the_summary(tmp_path):
     text = summary.read_text()
     assert text.startswith("earlier step\n**errbook:** a known problem — **RMN-0090**")
     assert f"({SITE}entries/RMN-0090/)" in text
+
+
+HOSTILE_LINES = ["\x1b[31merror:\x1b[0m </failure>]]><script>alert(1)</script> %0A::error::x `y` ``z``",
+                 "error: " + "w" * 10000, "error: tab\there, nul\x00, bell\x07, bidi \u202e done"]
+
+
+def test_every_format_holds_hostile_log_lines(junit_xsd):
+    r = {"id": "RMN-0001", "title": "t", "class": "compile", "confidence": "match", "score": 1, "summary": "s",
+         "first_fix": "f", "evidence": [{"signature": "x", "lines": [{"line": i + 1, "text": t}
+                                                                     for i, t in enumerate(HOSTILE_LINES)]}]}
+    ctx = base.Context(site_url=SITE, logs=("a.log",),
+                       unexplained=({"line": 9, "text": HOSTILE_LINES[0]},))
+    jsonschema.Draft4Validator(_schema("sarif-schema-2.1.0.json")).validate(
+        json.loads(sarif.render([r], {"lines": 9}, ctx)))
+    for item in json.loads(gitlab.render([r], {"lines": 9}, ctx)):
+        jsonschema.Draft7Validator(_schema("gitlab-codeclimate.json")).validate(item)
+    junit_xsd.validate(junit.render([r], {"lines": 9}, ctx))
+    gh = github.render([r], {"lines": 9}, ctx)
+    assert gh.count("\n") == 1 and gh.startswith("::error ")
+    md = comment.render([r], {"lines": 9}, ctx)
+    assert all(len(line) < base.LINE_CAP + 200 for line in md.splitlines())
+    shown = [line for line in md.splitlines() if "<script>" in line]
+    assert len(shown) == 2                          # the evidence line and the unexplained line, each in a code span
+    for line in shown:
+        assert line.index("`") < line.index("<script>") < line.rindex("`") and line.rstrip().endswith("`")
