@@ -342,6 +342,8 @@ def test_cli_markdown_from_stdin_lists_the_unexplained_lines_and_relative_links(
     md = r.stdout.decode()
     assert r.returncode == 1 and "stdin:2: `ld.lld: error: undefined symbol: __hipRegisterVar`" in md
     assert "entry links are relative" in md
+    r = errbook("triage", "--format", "sarif", "--site-url", "", str(COMPILER), root=REPO)
+    assert "entry links are relative" in r.stderr.decode() and '"helpUri": "entries/RMN-0075/"' in r.stdout.decode()
 
 
 def test_cli_github_appends_the_summary(tmp_path):

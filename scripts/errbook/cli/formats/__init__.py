@@ -32,6 +32,8 @@ def emit(fmt: str, root: Path, logs: list[str], read_from: list[str], results: l
     from errbook.cli.formats import context
     ctx = context.make(root, logs, read_from, results, site_url, unexplained=needs_log_lines(fmt))
     sys.stdout.write(RENDER[fmt](results, stats, ctx))
+    if results and not ctx.site_url:
+        print(f"errbook triage: {base.links_note(ctx)}", file=sys.stderr)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if fmt == "github" and summary:
         try:
