@@ -8,6 +8,7 @@ import sys
 
 from errbook.cli.common import positive_int, root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.cli.formats import FORMATS
 from errbook.common import term
 
 STDIN_PROMPT = "Paste the log, then Ctrl-D (Ctrl-Z Enter on Windows)"
@@ -44,7 +45,14 @@ def add_parser(sub) -> None:
     s = sub.add_parser("triage", help="match a log (files or stdin) against every entry's signatures",
                        formatter_class=argparse.RawDescriptionHelpFormatter, description=TRIAGE_HELP)
     s.add_argument("files", nargs="*", help="log files; '-' or none reads stdin; several files = one log per rank")
-    s.add_argument("--json", action="store_true", help='print {"matches": [...]} in rank order')
+    s.add_argument("--format", choices=FORMATS, default=None,
+                   help="text (default); json ({\"matches\": [...], \"stats\": {...}}); for CI: github (workflow "
+                        "commands, and a summary to $GITHUB_STEP_SUMMARY), gitlab (Code Quality report), junit, "
+                        "sarif (2.1.0), markdown (a pull-request comment); see docs/ci.md")
+    s.add_argument("--json", action="store_true", help="the same as --format json")
+    s.add_argument("--site-url", metavar="URL", default=None,
+                   help="the site's root URL for entry links in the CI formats (default: mkdocs.yml's site_url, "
+                        "i.e. $ERRBOOK_SITE_URL; '' for links relative to the site root)")
     s.add_argument("--top", type=positive_int, default=3, help="how many entries to show, 1 or more (default 3)")
     s.add_argument("--tally", metavar="FILE", nargs="?", const="", default=None,
                    help="append the matched entry ids (never the log text) to a local tally file "
@@ -64,7 +72,11 @@ def run(args: argparse.Namespace) -> int:
     if "-" in files and (sys.stdin is None or sys.stdin.closed):
         print("errbook triage: no input: standard input is closed; give a log file", file=sys.stderr)
         return ExitCode.ERROR
-    return triage(root, args.files, args.facts, args.top, args.json, args.tally, no_color=args.no_color)
+    fmt = args.format or ("json" if args.json else "text")
+    if args.json and fmt != "json":
+        print(f"errbook triage: --json and --format {fmt} disagree; give one", file=sys.stderr)
+        return ExitCode.ERROR
+    return triage(root, args.files, args.facts, args.top, fmt, args.tally, args.site_url, no_color=args.no_color)
 
 
 def _terminal_stdin(files: list[str]):
@@ -76,8 +88,18 @@ def _terminal_stdin(files: list[str]):
     return textenc.TerminalReader(sys.stdin.fileno())
 
 
-def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: bool, tally_arg: str | None,
-           no_color: bool = False) -> int:
+def triage(root, files: list[str], facts_path: str | None, top_n: int, fmt: str, tally_arg: str | None,
+           site_url: str | None = None, no_color: bool = False) -> int:
+    from errbook.cli import formats
+    logs = files or ["-"]
+    # a format that reads the log again (its unexplained failure lines) gets standard input spooled to a file
+    with formats.loglines.readable(logs, formats.needs_log_lines(fmt)) as read_from:
+        return _triage(root, logs, read_from, facts_path, top_n, fmt, tally_arg, site_url, no_color)
+
+
+def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None, top_n: int, fmt: str,
+            tally_arg: str | None, site_url: str | None, no_color: bool) -> int:
+    from errbook.cli import formats
     from errbook.machine import facts as facts_mod
     from errbook.triage import parallel, pipeline, tally
     doctor_facts = None
@@ -89,7 +111,7 @@ def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: 
             return ExitCode.ERROR
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        results, stats, errors = pipeline.triage_files(root, files, stdin=_terminal_stdin(files),
+        results, stats, errors = pipeline.triage_files(root, read_from, stdin=_terminal_stdin(read_from),
                                                        doctor_facts=doctor_facts)
     except OSError as e:
         print(f"errbook triage: {e}", file=sys.stderr)
@@ -102,10 +124,12 @@ def triage(root, files: list[str], facts_path: str | None, top_n: int, as_json: 
     for err in errors:
         print(f"errbook triage: {err} (run errbook validate)", file=sys.stderr)
     top = results[:top_n]
-    if as_json:
+    if fmt == "json":
         print(json.dumps({"matches": top, "stats": stats}, ensure_ascii=False, indent=1))
-    else:
+    elif fmt == "text":
         _print_text(results, top, stats, term.style_for(sys.stdout, no_color))
+    else:
+        formats.emit(fmt, root, logs, read_from, top, stats, site_url)
     if tally_arg is not None and results:
         msg = tally.record_tally(tally_arg, results)
         if msg:
