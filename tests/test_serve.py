@@ -1,0 +1,84 @@
+"""errbook serve: a taken port is refused at once with a --port hint; SIGTERM stops mkdocs serve with it."""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import errbook
+
+from errbook.cli import serve
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:      # a zombie (exited, not yet reaped by anyone) is not serving
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def test_busy_port_is_refused_before_the_build(mini_root):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        t0 = time.monotonic()
+        r = errbook("serve", "--port", str(port), root=mini_root, timeout=60)
+        took = time.monotonic() - t0
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"port {port}" in err and "--port" in err
+    assert took < 10, f"{took:.1f}s: the port must be checked before the site is built"
+
+
+def test_port_check_tells_taken_from_free():
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        assert "in use" in (serve.port_taken("127.0.0.1", port) or "")
+        alt = serve.free_port_near("127.0.0.1", port)
+        assert alt is not None and alt != port and serve.port_taken("127.0.0.1", alt) is None
+
+
+@pytest.mark.slow
+def test_sigterm_stops_mkdocs_serve_too(site_root):
+    port = _free_port()
+    p = subprocess.Popen([sys.executable, "-m", "errbook.cli", "--root", str(site_root), "serve", "--port", str(port)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stderr.readline()
+        m = re.search(r"process (\d+)", first)
+        assert m, first
+        child = int(m.group(1))
+        deadline = time.monotonic() + 240
+        while serve.port_taken("127.0.0.1", port) is None:      # the site is built and served
+            assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
+            time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=15)
+        gone = time.monotonic() + 5
+        while _alive(child) and time.monotonic() < gone:
+            time.sleep(0.1)
+        assert not _alive(child), "mkdocs serve outlived errbook serve"
+        assert serve.port_taken("127.0.0.1", port) is None
+        assert rc == 0
+        assert "Traceback" not in p.stderr.read()
+    finally:
+        if p.poll() is None:
+            p.kill()
