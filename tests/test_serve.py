@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
-from conftest import errbook
 
+from conftest import errbook
 from errbook.cli import serve
 
 

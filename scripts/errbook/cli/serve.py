@@ -8,6 +8,7 @@ starts (a build takes 15-20 s), with a free port to try instead."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import signal
@@ -90,10 +91,8 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 
 def _signal_group(child: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):     # already gone
         os.killpg(child.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def supervise(cmd: list[str], cwd: str) -> int:
