@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from errbook.cli.common import root_of
+from errbook.cli.common import mkdocs_env, root_of
 from errbook.cli.exitcodes import ExitCode
 
 GRACE_S = 5.0             # after a forwarded signal, how long mkdocs may take to shut down before SIGKILL
@@ -98,7 +98,7 @@ def _signal_group(child: subprocess.Popen, sig: int) -> None:
 def supervise(cmd: list[str], cwd: str) -> int:
     """Run cmd as the one child that serves; forward the stopping signals to its process group; never return
     while it is alive. 0 when stopped by a signal or when it ended by itself without error, else 2."""
-    child = subprocess.Popen(cmd, cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent())
+    child = subprocess.Popen(cmd, cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent(), env=mkdocs_env())
     print(f"errbook serve: mkdocs serve is process {child.pid}; Ctrl-C stops it", file=sys.stderr, flush=True)
     stopping: list[float] = []
 

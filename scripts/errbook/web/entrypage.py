@@ -254,7 +254,8 @@ def _verification(d: dict, e, records_by_platform: dict, notebooks: frozenset, l
     rb = ver["runbook"]
     rb_md = link(rb, links.blob(rb)) if links.repo_url else f"`{rb}`"
     md.append(f"Runbook: {rb_md} (tiers: {', '.join(ver['tiers'])}). Run it with "
-              f"`errbook run {d['id']}`; add `--tier rocm` on an AMD machine.\n")
+              f"`errbook run {d['id']}` (a trial: the team's ledger is untouched); add `--tier rocm` on an AMD "
+              "machine and `--record` to add the result to the ledger.\n")
     md.append("| Tier | Platform | Outcome | Date | Commit | Executed run |\n|---|---|---|---|---|---|")
     any_rocm = False
     for ts in tier_status(e, records_by_platform, notebooks):
