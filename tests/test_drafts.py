@@ -80,6 +80,38 @@ def test_a_broken_save_shows_an_error_page_in_serve_mode(site_root, tmp_path):
     assert r.returncode == 1 and b"RMN-0001.yaml" in r.stderr
 
 
+SERVE_TWICE = """
+import shutil, sys
+from pathlib import Path
+from mkdocs.commands.build import build
+from mkdocs.config import load_config
+root, out, edit, old, new = sys.argv[1:6]
+cfg = load_config(root + "/mkdocs.yml", site_dir=out)
+cfg.plugins.on_startup(command="serve", dirty=False)
+build(cfg, serve_url="http://127.0.0.1:8000/")
+shutil.copytree(out, out + ".first")
+Path(edit).write_text(Path(edit).read_text(encoding="utf-8").replace(old, new, 1), encoding="utf-8")
+print("SECOND", file=sys.stderr, flush=True)
+build(load_config(root + "/mkdocs.yml", site_dir=out), serve_url="http://127.0.0.1:8000/")   # as mkdocs serve does
+"""
+
+
+@pytest.mark.slow
+def test_serve_rebuild_reuses_unchanged_entry_pages(with_draft, tmp_path):
+    root, draft = with_draft
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-c", SERVE_TWICE, str(root), str(out), draft, "hipcc.exe fails",
+                        "hipcc.exe fails again"], capture_output=True, text=True, cwd=root, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    second = r.stderr.split("SECOND", 1)[1]
+    assert "1 unchanged entry page(s) reused, 1 rendered" in second, second[-2000:]
+    first = tmp_path / "out.first"
+    page = "entries/RMN-0001/index.html"
+    assert text(out / page) == text(first / page)                          # reused: the very same page
+    assert "hipcc.exe fails again" in text(out / "entries/RMN-0002/index.html")
+    assert "hipcc.exe fails again" not in text(first / "entries/RMN-0002/index.html")
+
+
 class FakeServer:
     """The parts of mkdocs.livereload.LiveReloadServer the wrapper uses."""
 

@@ -26,7 +26,7 @@ from errbook.kb import drafts, usable, verified
 from errbook.kb import entries as entries_mod
 from errbook.machine import facts
 from errbook.runbooks import ledger
-from errbook.web import addresses, entrypage, indexpages, livepreview, phrases, refs, runpage
+from errbook.web import addresses, entrypage, indexpages, livepreview, pagecache, phrases, refs, runpage
 from errbook.web import bundle as bundle_mod
 from errbook.web.escape import RawBlocks
 
@@ -35,6 +35,7 @@ log = get_plugin_logger(__name__)
 ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "errbook.css", "search-query.js")
 HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Material's bundle starts its search worker
 MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
+ENTRY_PAGES = addresses.entry_src("RMN-0000").rsplit("/", 1)[0] + "/"     # the folder of the generated entry pages
 
 
 def finding(msg: str) -> None:
@@ -67,11 +68,14 @@ class ErrbookConfig(Config):
 
 
 class ErrbookPlugin(BasePlugin[ErrbookConfig]):
-    # on_startup makes MkDocs keep this object across the rebuilds of one `mkdocs serve`: it knows the mode.
+    # on_startup makes MkDocs keep this object across the rebuilds of one `mkdocs serve`: it knows the mode, and
+    # its page cache (serve mode only) keeps entry pages' HTML from one save to the next.
     serving = False
+    page_cache: pagecache.PageCache | None = None
 
     def on_startup(self, *, command, dirty):
         self.serving = command == "serve"
+        self.page_cache = pagecache.PageCache() if self.serving else None
 
     def on_config(self, config):
         _add_zh_words()
@@ -265,6 +269,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
         self._add(files, config, addresses.SEARCH_WORKER,
                   (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))
+        if self.page_cache is not None:
+            self.page_cache.begin(f.src_uri for f in files)
         return files
 
     def _entry_page(self, files, config, e, notebooks: frozenset) -> None:
@@ -291,11 +297,22 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
             if not self.serving:
                 raise PluginError(msg)
             finding(msg)
+        raw = self.raw.get(page.file.src_uri)
+        if self.page_cache is not None and raw is not None and page.file.src_uri.startswith(ENTRY_PAGES):
+            out = self.page_cache.before_render(page.file.src_uri, out, raw.tag)
         return out
 
     def on_page_content(self, html, page, config, files):
         raw = self.raw.get(page.file.src_uri)
+        if self.page_cache is not None and raw is not None and page.file.src_uri.startswith(ENTRY_PAGES):
+            html = self.page_cache.after_render(page, html, raw.tag)
         return raw.fill(html) if raw else html
+
+    def on_post_build(self, config):
+        if self.page_cache is not None and self.page_cache.reused:
+            c = self.page_cache
+            print(f"INFO    -  errbook: {c.reused} unchanged entry page(s) reused, {c.rendered} rendered",
+                  file=sys.stderr)
 
     def on_post_page(self, output, page, config):
         return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url))
