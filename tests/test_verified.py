@@ -121,4 +121,5 @@ def test_every_entry_has_a_record_at_its_current_content_for_the_cpu_tiers():
     """The CI gate: an entry or runbook changed without re-running it (`errbook run --changed --tier
     static,toolchain`) and committing the ledger fails here, for the tiers this machine can run."""
     r = errbook("run", "--changed", "--tier", "static,toolchain", "--dry-run", root=REPO)
-    assert r.returncode == 0, "re-run and commit the ledger for: " + r.stdout.decode().replace("\n", " ")
+    assert r.returncode == 0, ("errbook run --changed --tier static,toolchain --record, and commit the ledger, for: "
+                               + r.stdout.decode().replace("\n", " "))
