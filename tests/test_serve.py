@@ -82,3 +82,25 @@ def test_sigterm_stops_mkdocs_serve_too(site_root):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_mkdocs_serve_dies_with_errbook_serve_even_on_sigkill(mini_root):
+    """SIGKILL cannot be forwarded: the child asked Linux to end it with its parent (PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    p = subprocess.Popen([sys.executable, "-m", "errbook.cli", "--root", str(mini_root), "serve", "--port",
+                          str(_free_port())], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        m = re.search(r"process (\d+)", p.stderr.readline())
+        assert m
+        child = int(m.group(1))
+        assert _alive(child)
+        p.kill()
+        p.wait(timeout=10)
+        gone = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < gone:
+            time.sleep(0.1)
+        assert not _alive(child), "mkdocs serve outlived a killed errbook serve"
+    finally:
+        if p.poll() is None:
+            p.kill()
