@@ -19,6 +19,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _child_pid(p: subprocess.Popen) -> int:
+    """The pid errbook serve announces for its mkdocs serve (its first line, unless MkDocs spoke first)."""
+    for _ in range(50):
+        m = re.search(r"mkdocs serve is process (\d+)", p.stderr.readline())
+        if m:
+            return int(m.group(1))
+    raise AssertionError("errbook serve did not say which process serves")
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -62,10 +71,7 @@ def test_sigterm_stops_mkdocs_serve_too(site_root):
     p = subprocess.Popen([sys.executable, "-m", "errbook.cli", "--root", str(site_root), "serve", "--port", str(port)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        first = p.stderr.readline()
-        m = re.search(r"process (\d+)", first)
-        assert m, first
-        child = int(m.group(1))
+        child = _child_pid(p)
         deadline = time.monotonic() + 240
         while serve.port_taken("127.0.0.1", port) is None:      # the site is built and served
             assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
@@ -91,9 +97,7 @@ def test_mkdocs_serve_dies_with_errbook_serve_even_on_sigkill(mini_root):
     p = subprocess.Popen([sys.executable, "-m", "errbook.cli", "--root", str(mini_root), "serve", "--port",
                           str(_free_port())], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        m = re.search(r"process (\d+)", p.stderr.readline())
-        assert m
-        child = int(m.group(1))
+        child = _child_pid(p)
         assert _alive(child)
         p.kill()
         p.wait(timeout=10)
