@@ -279,11 +279,11 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         draft = self.drafts.get(e.id)
         try:
             md = entrypage.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw, draft)
-        except Exception as ex:     # a draft's unfinished fields (serve mode): its page says what it lacks
-            if not draft:
+        except Exception as ex:     # a draft's unfinished fields, or any entry in serve mode: its page says why
+            if not (draft or self.serving):
                 raise
-            finding(f"{e.rel}: draft cannot be shown yet: {type(ex).__name__}: {ex}")
-            md = entrypage.error_page(e.id, e.rel, [f"{e.rel}: draft: {type(ex).__name__}: {ex}"])
+            finding(f"{e.rel}: cannot be shown yet: {type(ex).__name__}: {ex}")
+            md = entrypage.error_page(e.id, e.rel, [f"{e.rel}: {type(ex).__name__}: {ex}"])
         self._add(files, config, uri, md, edit_uri="../" + e.rel)
         if draft and self.serving:
             print(f"INFO    -  errbook: {e.rel} is a draft ({draft}): previewed with a Draft banner at "
