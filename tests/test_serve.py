@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import errbook
-from errbook.cli import serve
+from errbook.common import ports
 
 
 def _free_port() -> int:
@@ -60,9 +60,9 @@ def test_port_check_tells_taken_from_free():
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        assert "in use" in (serve.port_taken("127.0.0.1", port) or "")
-        alt = serve.free_port_near("127.0.0.1", port)
-        assert alt is not None and alt != port and serve.port_taken("127.0.0.1", alt) is None
+        assert "in use" in (ports.port_taken("127.0.0.1", port) or "")
+        alt = ports.free_port_near("127.0.0.1", port)
+        assert alt is not None and alt != port and ports.port_taken("127.0.0.1", alt) is None
 
 
 @pytest.mark.slow
@@ -73,7 +73,7 @@ def test_sigterm_stops_mkdocs_serve_too(site_root):
     try:
         child = _child_pid(p)
         deadline = time.monotonic() + 240
-        while serve.port_taken("127.0.0.1", port) is None:      # the site is built and served
+        while ports.port_taken("127.0.0.1", port) is None:      # the site is built and served
             assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
             time.sleep(0.5)
         p.send_signal(signal.SIGTERM)
@@ -82,7 +82,7 @@ def test_sigterm_stops_mkdocs_serve_too(site_root):
         while _alive(child) and time.monotonic() < gone:
             time.sleep(0.1)
         assert not _alive(child), "mkdocs serve outlived errbook serve"
-        assert serve.port_taken("127.0.0.1", port) is None
+        assert ports.port_taken("127.0.0.1", port) is None
         assert rc == 0
         assert "Traceback" not in p.stderr.read()
     finally:
@@ -108,3 +108,25 @@ def test_mkdocs_serve_dies_with_errbook_serve_even_on_sigkill(mini_root):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_a_port_taken_during_the_build_ends_with_one_line(tmp_path, capsys):
+    """errbook serve checked the port before the build; the plugin checks again just before MkDocs binds."""
+    from mkdocs.livereload import LiveReloadServer
+
+    from errbook.web.plugin import ErrbookPlugin
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=port, root=str(tmp_path))
+        plugin = ErrbookPlugin()
+        plugin.root = tmp_path
+        try:
+            with pytest.raises(SystemExit) as ended:
+                plugin.on_serve(server, config=None, builder=None)
+        finally:
+            server.server_close()
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert f"port {port} on 127.0.0.1 is already in use; try errbook serve --port" in err

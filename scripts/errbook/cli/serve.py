@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +18,7 @@ from collections.abc import Callable
 
 from errbook.cli.common import mkdocs_env, root_of
 from errbook.cli.exitcodes import ExitCode
+from errbook.common import ports
 
 GRACE_S = 5.0             # after a forwarded signal, how long mkdocs may take to shut down before SIGKILL
 FORWARDED = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
@@ -35,38 +34,13 @@ def add_parser(sub) -> None:
     s.set_defaults(fn=run)
 
 
-def port_taken(host: str, port: int) -> str | None:
-    """Why (host, port) cannot be listened on now, or None. Binds the way MkDocs' server does (SO_REUSEADDR),
-    so a port held only by closed connections in TIME_WAIT counts as free."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as e:
-        return f"cannot resolve {host}: {e}"
-    family, kind, proto, _, addr = infos[0]
-    with socket.socket(family, kind, proto) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(addr)
-        except OSError as e:
-            if e.errno == errno.EADDRINUSE:
-                return f"port {port} on {host} is already in use"
-            return f"cannot listen on {host}:{port}: {e.strerror or e}"
-    return None
-
-
-def free_port_near(host: str, port: int, tries: int = 20) -> int | None:
-    return next((p for p in range(port + 1, min(port + 1 + tries, 65536)) if port_taken(host, p) is None), None)
-
-
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         print(f"errbook serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return ExitCode.ERROR
-    problem = port_taken(args.host, args.port)
+    problem = ports.busy(args.host, args.port)
     if problem:
-        alt = free_port_near(args.host, args.port)
-        hint = f"; try errbook serve --port {alt}" if alt else "; choose another with --port N"
-        print(f"errbook serve: {problem}{hint}", file=sys.stderr)
+        print(f"errbook serve: {problem}", file=sys.stderr)
         return ExitCode.ERROR
     root = root_of(args)
     cmd = [sys.executable, "-m", "mkdocs", "serve", "-f", str(root / "mkdocs.yml"),

@@ -21,7 +21,7 @@ from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from errbook.common import paths
+from errbook.common import paths, ports
 from errbook.kb import drafts, usable, verified
 from errbook.kb import entries as entries_mod
 from errbook.machine import facts
@@ -329,6 +329,12 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         return output.replace("</head>", tag + "</head>", 1) if "</head>" in output else output
 
     def on_serve(self, server, config, builder):
+        # The port was free before the build (errbook serve checks); if something took it since, end with one line
+        # now rather than with MkDocs' traceback when it binds.
+        problem = ports.busy(*server.server_address[:2])
+        if problem:
+            print(f"ERROR   -  errbook: {problem}", file=sys.stderr)
+            raise SystemExit(2)
         for d in ("errata", "runbooks"):
             server.watch(str(self.root / d))
         server.builder = livepreview.answering_while_rebuilding(server, server.builder)
