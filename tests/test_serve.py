@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -66,7 +67,9 @@ def test_port_check_tells_taken_from_free():
 
 
 @pytest.mark.slow
-def test_sigterm_stops_mkdocs_serve_too(site_root):
+def test_a_draft_is_served_and_sigterm_stops_mkdocs_serve_too(site_root):
+    """Right after errbook new, serve shows the draft with its banner; SIGTERM then ends both processes."""
+    assert errbook("new", "runtime", r"C:\ROCm\bin\hipcc.exe fails", root=site_root).returncode == 0
     port = _free_port()
     p = subprocess.Popen([sys.executable, "-m", "errbook.cli", "--root", str(site_root), "serve", "--port", str(port)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -76,6 +79,14 @@ def test_sigterm_stops_mkdocs_serve_too(site_root):
         while ports.port_taken("127.0.0.1", port) is None:      # the site is built and served
             assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
             time.sleep(0.5)
+        page = ""
+        while "</html>" not in page and time.monotonic() < deadline:      # bound, then serving once built
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/entries/RMN-0002/", timeout=60) as r:
+                    page = r.read().decode()
+            except OSError:
+                time.sleep(0.5)
+        assert 'class="admonition warning"' in page and "Draft" in page and "hipcc.exe fails" in page
         p.send_signal(signal.SIGTERM)
         rc = p.wait(timeout=15)
         gone = time.monotonic() + 5
