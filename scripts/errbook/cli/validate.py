@@ -16,10 +16,7 @@ def add_parser(sub) -> None:
                        description="Check every entry (or only the entry files given, as the pre-commit hook "
                                    "does) against the schema and the cross-checks. What is unfinished in a draft "
                                    "(draft: true, or errbook new's TODO placeholders) is listed as a draft note, "
-                                   "not a finding, unless --strict. Exit status: 0 ok, 1 findings, 2 usage.",
-                       epilog="examples:\n  errbook validate\n  errbook validate errata/runtime/RMN-0090.yaml\n"
-                              "  errbook validate --strict --json",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                                   "not a finding, unless --strict. Exit status: 0 ok, 1 findings, 2 usage.")
     s.add_argument("files", nargs="*", metavar="FILE",
                    help="entry files (errata/<class>/RMN-NNNN.yaml) to check, with the cross-checks they need; "
                         "default: everything")
