@@ -56,6 +56,19 @@ def make_root(tmp: Path, with_docs: bool = False) -> Path:
     return tmp
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _trial_runs_stay_out_of_home(tmp_path_factory):
+    """A trial `errbook run` (no --record) writes under $XDG_STATE_HOME (runbooks/scratch.py): the tests' runs go
+    to a temporary folder, never to the user's ~/.local/state."""
+    old = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.mktemp("state"))
+    yield
+    if old is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = old
+
+
 @pytest.fixture
 def mini_root(tmp_path):
     return make_root(tmp_path / "root")

@@ -480,7 +480,7 @@ def test_run_on_a_full_ledger_prints_every_unsaved_record_and_fails(tmp_path):
         for i in range(1500):
             f.write(json.dumps(_record(f"RMN-{i % 9000 + 1:04d}"), sort_keys=True) + "\n")
     before = led.read_bytes()
-    r = errbook(root, "run", "RMN-0002", "RMN-0003", "--tier", "static", "--no-progress", "--jobs", "2",
+    r = errbook(root, "run", "RMN-0002", "RMN-0003", "--tier", "static", "--no-progress", "--jobs", "2", "--record",
                 fsize=len(before) + 100, mem=4 * GiB)
     out = clean(r)
     assert r.returncode == 2, out[-3000:]
@@ -591,7 +591,7 @@ def test_misbehaving_runbooks_are_recorded_and_published_capped(tmp_path):
            "RMN-0006": "badresult"}
     root = _quick_root(tmp_path, {eid: HOSTILE / "notebooks" / f"{n}.ipynb" for eid, n in nbs.items()})
     try:
-        r = errbook(root, "run", *nbs, "--tier", "static", "--timeout", "200", "--json", "--jobs", "2",
+        r = errbook(root, "run", *nbs, "--tier", "static", "--timeout", "200", "--json", "--jobs", "2", "--record",
                     mem=4 * GiB)
         left = left_behind(root)
     finally:

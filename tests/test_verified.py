@@ -106,7 +106,7 @@ def test_run_changed_reruns_only_what_has_no_record_at_its_digest(mini_root):
         return r.returncode, r.stdout.decode().split()
 
     assert pending() == (1, ["RMN-0001"])                                       # never run
-    r = errbook("run", "RMN-0001", "--tier", "static", "--no-progress", root=mini_root, timeout=300)
+    r = errbook("run", "RMN-0001", "--tier", "static", "--no-progress", "--record", root=mini_root, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     rec = json.loads((mini_root / "runbooks" / "ledger.jsonl").read_text().splitlines()[-1])
     assert rec["digest"] == verified.digest(_entry(mini_root), mini_root)
@@ -121,4 +121,5 @@ def test_every_entry_has_a_record_at_its_current_content_for_the_cpu_tiers():
     """The CI gate: an entry or runbook changed without re-running it (`errbook run --changed --tier
     static,toolchain`) and committing the ledger fails here, for the tiers this machine can run."""
     r = errbook("run", "--changed", "--tier", "static,toolchain", "--dry-run", root=REPO)
-    assert r.returncode == 0, "re-run and commit the ledger for: " + r.stdout.decode().replace("\n", " ")
+    assert r.returncode == 0, ("errbook run --changed --tier static,toolchain --record, and commit the ledger, for: "
+                               + r.stdout.decode().replace("\n", " "))

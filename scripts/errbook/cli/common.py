@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,4 +50,10 @@ def iso_date(text: str) -> dt.date:
 def mkdocs(root: Path, verb: str, extra: list[str]) -> int:
     """`mkdocs VERB` on the checkout's mkdocs.yml, in this Python; its exit status."""
     cmd = [sys.executable, "-m", "mkdocs", verb, "-f", str(root / "mkdocs.yml"), *extra]
-    return subprocess.call(cmd, cwd=root)
+    return subprocess.call(cmd, cwd=root, env=mkdocs_env())
+
+
+def mkdocs_env() -> dict[str, str]:
+    """The environment for MkDocs: without Material's boxed end-of-life notice, ten lines printed on every build
+    and serve (it is about Material's future, not this build; `mkdocs build` run directly still shows it)."""
+    return dict(os.environ, NO_MKDOCS_2_WARNING="1")

@@ -30,6 +30,6 @@ BY_COMMAND: dict[str, dict[ExitCode, str]] = {
     "stale": {ExitCode.OK: "none due", ExitCode.FINDINGS: "some due", ExitCode.ERROR: "error"},
     "eval": {ExitCode.OK: "figures printed", ExitCode.ERROR: "a label cannot be read"},
     "platform": {ExitCode.OK: "printed"},
-    "serve": {ExitCode.OK: "stopped"},
+    "serve": {ExitCode.OK: "stopped (Ctrl-C, SIGTERM)", ExitCode.ERROR: "the port is taken, or mkdocs serve failed"},
     "build": {ExitCode.OK: "built", ExitCode.FINDINGS: "mkdocs build --strict failed"},
 }

@@ -19,8 +19,6 @@ COMMON_FLAG_HELP = {
 FALLBACK_HELP = {
     ("new", "klass"): "the entry's class: compile, runtime or performance",
     ("new", "title"): "the entry's title: the error message or the problem in a few words",
-    ("serve", "--host"): "address to serve on (default 127.0.0.1: this machine only)",
-    ("serve", "--port"): "port to serve on (default 8000)",
 }
 
 EXAMPLES: dict[str, list[tuple[str, str]]] = {
@@ -29,6 +27,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
                 ('errbook search "invalid device function"', "search the book as the site does"),
                 ("errbook COMMAND --help", "a command's options and examples")],
     "validate": [("errbook validate", "every entry: schema and cross-checks"),
+                 ("errbook validate errata/runtime/RMN-0090.yaml", "one entry, with the cross-checks it needs"),
                  ("errbook validate --json", "the findings as JSON")],
     "new": [('errbook new runtime "hipErrorOutOfMemory on a 64 GB card"', "scaffold an entry and its runbook")],
     "serve": [("errbook serve", "the site on http://127.0.0.1:8000, rebuilt as entries change"),
@@ -44,7 +43,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
                ('errbook search "hipErrorNoBinaryForGpu" --top 1 --json', "the best entry as JSON")],
     "doctor": [("errbook doctor", "known problems this machine is exposed to"),
                ("errbook doctor --collect > facts.json", "save the facts to triage another machine's log")],
-    "run": [("errbook run RMN-0090 --no-ledger --out /tmp/rmn-0090", "one runbook, the team's ledger untouched"),
+    "run": [("errbook run RMN-0090", "one runbook as a trial: the team's ledger and run pages untouched"),
+            ("errbook run --changed --tier static,toolchain --record", "re-run what changed and record it"),
             ("errbook run --changed --dry-run", "which runbooks lack a record of this machine")],
     "eval": [("errbook eval", "triage quality on the labelled corpus"),
              ("errbook eval --misses", "also the dev split's misses")],

@@ -1,5 +1,9 @@
-"""`errbook run`: execute runbooks here (runbooks/runner.py) or on a Slurm fleet (runbooks/slurm.py), and record
-every outcome in the ledger."""
+"""`errbook run`: execute runbooks here (runbooks/runner.py) or on a Slurm fleet (runbooks/slurm.py).
+
+A run on this machine is a trial unless asked otherwise: its records and executed notebooks go to a scratch
+folder (runbooks/scratch.py: $XDG_STATE_HOME/errbook/...), never to the team's committed runbooks/ledger.jsonl
+and docs/verification/runs/. `--record` writes those (the recording workflow, CI on AMD hosts); `--ledger` and
+`--out` name other places. A fleet run (`--slurm`) always records: it merges into the team's ledger."""
 from __future__ import annotations
 
 import argparse
@@ -15,9 +19,12 @@ BAD = ("failed", "error", "crashed", "timeout")
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("run", help="execute runbooks with papermill and record the outcome in the ledger",
-                       description="Exit status: 0 all passed, 1 any failed, 2 usage error or a record the "
-                                   "ledger could not take (those records are printed on stderr as JSON lines).")
+    s = sub.add_parser("run", help="execute runbooks with papermill (a trial; --record writes the team's ledger)",
+                       description="A trial by default: records and executed notebooks go to a scratch folder "
+                                   "($XDG_STATE_HOME/errbook/...); --record appends to runbooks/ledger.jsonl and "
+                                   "keeps notebooks in docs/verification/runs (commit both). Exit status: 0 all "
+                                   "passed, 1 any failed, 2 usage error or a record the ledger could not take (those "
+                                   "records are printed on stderr as JSON lines).")
     g = s.add_mutually_exclusive_group(required=True)
     g.add_argument("entries", nargs="*", default=[], help="entry ids (RMN-0001 ...)")
     g.add_argument("--class", dest="klass", choices=["compile", "runtime", "performance"],
@@ -33,9 +40,14 @@ def add_parser(sub) -> None:
     s.add_argument("--timeout", type=seconds, default=600,
                    help="seconds for the whole runbook (all cells); past it the runbook, its kernel and every "
                         "process it started are killed and the run is recorded as a timeout")
-    s.add_argument("--ledger", help="ledger file to append to (default runbooks/ledger.jsonl)")
+    s.add_argument("--record", action="store_true",
+                   help="record for the team: append to runbooks/ledger.jsonl and keep the executed notebooks in "
+                        "docs/verification/runs (default: a scratch folder, the team's files untouched)")
+    s.add_argument("--ledger", help="ledger file to append to (default: the scratch ledger; --record: "
+                                    "runbooks/ledger.jsonl)")
     s.add_argument("--no-ledger", action="store_true", help="do not append to any ledger")
-    s.add_argument("--out", help="folder for executed notebooks (default docs/verification/runs)")
+    s.add_argument("--out", help="folder for executed notebooks (default: the scratch folder; --record: "
+                                 "docs/verification/runs)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--no-progress", action="store_true")
     f = s.add_argument_group("fleet (Slurm)", "submit the runbooks as Slurm job arrays, one task per runbook and "
@@ -78,13 +90,18 @@ def run(args: argparse.Namespace) -> int:
 def run_here(args: argparse.Namespace, root: Path) -> int:
     from errbook.common import paths
     from errbook.machine import tiers
-    from errbook.runbooks import ledger, runner
+    from errbook.runbooks import ledger, runner, scratch
     try:
         tiers.parse(args.tier)
     except ValueError as e:
         print(f"errbook run: {e}", file=sys.stderr)
         return ExitCode.ERROR
-    out_dir = Path(args.out) if args.out else paths.executed_dir(root)
+    if args.record and (args.ledger or args.out or args.no_ledger):
+        print("errbook run: --record writes the team's runbooks/ledger.jsonl and docs/verification/runs; "
+              "--ledger, --out and --no-ledger name other places: use one or the other", file=sys.stderr)
+        return ExitCode.ERROR
+    trial = scratch.Scratch(root)
+    out_dir = paths.executed_dir(root) if args.record else (Path(args.out) if args.out else trial.runs)
     problem = runner.out_dir_problem(out_dir, root)
     if problem:
         print(f"errbook run: --out {args.out}: {problem}", file=sys.stderr)
@@ -98,19 +115,34 @@ def run_here(args: argparse.Namespace, root: Path) -> int:
     if not chosen:
         print("runbooks: nothing to run")
         return ExitCode.OK
-    lpath = None if args.no_ledger else (Path(args.ledger) if args.ledger else ledger.default_path(root))
+    if args.no_ledger:
+        lpath = None
+    elif args.ledger:
+        lpath = Path(args.ledger)
+    else:
+        lpath = ledger.default_path(root) if args.record else trial.ledger
     bar = _progress(len(chosen)) if not args.no_progress and not args.json else None
     batch = runner.run_many(chosen, root, args.tier, args.timeout, out_dir, args.jobs, lpath,
                             on_record=(lambda rec: _advance(bar, rec)) if bar else None)
     if bar:
         bar.close()
     _summary(batch, args.json)
+    print(_where(root, out_dir, lpath, args.record), file=sys.stderr)
     if batch.unsaved:
         _report_unsaved(batch.unsaved, lpath, batch.save_errors)
         return ExitCode.ERROR
     if batch.refused:
         return ExitCode.ERROR
     return ExitCode.FINDINGS if any(r["outcome"] in BAD for r in batch.records) else ExitCode.OK
+
+
+def _where(root: Path, out_dir: Path, lpath: Path | None, record: bool) -> str:
+    """One line saying where this run's records and notebooks went, so no write goes unannounced."""
+    where = f"notebooks in {out_dir}; " + (f"records in {lpath}" if lpath else "no ledger written")
+    if record:
+        return f"errbook run: recorded for the team: {where} (review, then commit them)"
+    return (f"errbook run: a trial run: {where}; the team's runbooks/ledger.jsonl and docs/verification/runs "
+            "are untouched (--record writes them)")
 
 
 def _progress(total: int):

@@ -9,8 +9,8 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
+from errbook.kb import drafts, regexsubset, variants, versions
 from errbook.kb import entries as entries_mod
-from errbook.kb import regexsubset, variants, versions
 from errbook.kb.usable import (
     Finding,
     as_list,
@@ -26,8 +26,8 @@ from errbook.kb.usable import (
 from errbook.machine import checks
 from errbook.triage import corpus, linescan, matcher
 
-__all__ = ["Finding", "data_findings", "duplicate_id_findings", "field_name", "findings_json", "range_fields", "schema",
-           "schema_findings", "usable_entries", "validate"]
+__all__ = ["Finding", "data_findings", "draft_split", "duplicate_id_findings", "field_name", "findings_json",
+           "range_fields", "schema", "schema_findings", "usable_entries", "validate"]
 
 PRIMARY_KINDS = {"docs", "source", "issue", "release-notes", "spec"}
 RUNBOOK_RE = re.compile(r"runbooks/(compile|runtime|performance)/RMN-[0-9]{4}\.ipynb")   # as in the schema
@@ -289,10 +289,15 @@ def _benign_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findin
     return out
 
 
-def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
+def validate(root: Path, only: set[str] | None = None) -> tuple[list[entries_mod.Entry], list[Finding]]:
+    """Every finding; with `only` (entry files relative to root, as Entry.rel), the findings in those files: each
+    of them checked in full, and the cross-checks (ids, references, releases, the benign corpus) run against all
+    entries so that a selected entry is judged as the full run would judge it."""
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
     for e in loaded:
+        if only is not None and e.rel not in only:
+            continue
         data_f = data_findings(e)
         # A range or a parameter the schema also refuses is named once, in the words of the code that reads it.
         covered = {f.field for f in data_f}
@@ -305,9 +310,25 @@ def validate(root: Path) -> tuple[list[entries_mod.Entry], list[Finding]]:
         findings += [Finding(e.rel, e.line_of(p), field_name(p), m) for p, m in checks.validate_entry(e.data)]
     findings += _cross_findings(loaded, root)
     findings += _release_findings(loaded, root)
-    findings += _benign_findings(loaded, root)
+    findings += _benign_findings([e for e in loaded if only is None or e.rel in only], root)
+    if only is not None:
+        findings = [f for f in findings if f.file in only]
     findings.sort(key=lambda f: (f.file, f.line, f.field))
     return loaded, findings
+
+
+def draft_split(loaded: list[entries_mod.Entry], findings: list[Finding],
+                strict: bool) -> tuple[list[Finding], list[Finding]]:
+    """(findings, draft notes): what is unfinished in a draft (kb/drafts.py) is a note, not a finding, since the
+    published site and triage leave drafts out; with strict (publication) every draft is a finding, and a draft
+    with nothing left to fill in is named as one."""
+    draft_files = {e.rel: why for e in loaded if (why := drafts.draft_reason(e.data))}
+    named = [Finding(rel, 1, "draft", f"a draft ({why}): not published until it is finished")
+             for rel, why in draft_files.items()]
+    if strict:
+        return sorted(findings + named, key=lambda f: (f.file, f.line, f.field)), []
+    notes = [f for f in findings if f.file in draft_files] + named
+    return [f for f in findings if f.file not in draft_files], sorted(notes, key=lambda f: (f.file, f.line, f.field))
 
 
 def findings_json(findings: list[Finding]) -> list[dict]:

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from errbook.kb import drafts, usable
 from errbook.kb import entries as entries_mod
-from errbook.kb import usable
 from errbook.triage import corpus, environment, linescan, parallel, ranking, retrieval, textenc
 from errbook.triage import matcher as matcher_mod
 
@@ -64,7 +64,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     """doctor_facts: a facts document (errbook doctor --collect) of the machine the log came from."""
     # Only entries that load and pass the schema: one being edited must not take triage down mid-incident.
     good, errors = usable.usable_entries(root)
-    active = list(entries_mod.active(good))
+    active = [e for e in entries_mod.active(good) if not drafts.is_draft(e.data)]   # as the paste page: no drafts
     bonus = None
     skipped: list[str] = []
     if doctor_facts is not None:

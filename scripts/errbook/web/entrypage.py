@@ -51,9 +51,15 @@ FIX_ANCHOR = addresses.FIX_ANCHOR
 ENTRY_SEARCH_BOOST = 4
 
 
-def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, links: Links, raw: RawBlocks) -> str:
+def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, links: Links, raw: RawBlocks,
+               draft: str | None = None) -> str:
+    """draft: why the entry is a draft (kb/drafts.py), shown in a banner under the title; None for a finished one."""
     d = e.data
     md = _header(d)
+    if draft:
+        md.insert(2, f'!!! warning "Draft"\n    This entry is a draft ({inline(draft)}): `errbook serve` previews it; '
+                     "the published site, the paste page and triage leave it out until it is finished "
+                     "(`errbook validate --strict` lists what is left).\n")
     md.append(fix_box(d, e, records_by_platform, raw))
     md += _names(d)
     md.append(_tabs(f"*{inline(d['title'])}*\n\n" + raw.put(prose_html(d["summary"])),
@@ -248,7 +254,8 @@ def _verification(d: dict, e, records_by_platform: dict, notebooks: frozenset, l
     rb = ver["runbook"]
     rb_md = link(rb, links.blob(rb)) if links.repo_url else f"`{rb}`"
     md.append(f"Runbook: {rb_md} (tiers: {', '.join(ver['tiers'])}). Run it with "
-              f"`errbook run {d['id']}`; add `--tier rocm` on an AMD machine.\n")
+              f"`errbook run {d['id']}` (a trial: the team's ledger is untouched); add `--tier rocm` on an AMD "
+              "machine and `--record` to add the result to the ledger.\n")
     md.append("| Tier | Platform | Outcome | Date | Commit | Executed run |\n|---|---|---|---|---|---|")
     any_rocm = False
     for ts in tier_status(e, records_by_platform, notebooks):
@@ -288,3 +295,12 @@ def _related(d: dict, by_id: dict) -> list[str]:
         return []
     return (["## Related entries { data-search-exclude }\n"]
             + [f"- {rel_entry_link(x, by_id[x]['title'], 'entries')}" for x in rel + back] + [""])
+
+
+def error_page(eid: str, rel: str, problems: list[str]) -> str:
+    """The page of an entry that cannot be built (serve mode): what is wrong, file:line: field, so that a broken
+    save shows at once in the browser instead of failing the rebuild."""
+    body = "\n".join("        " + line for p in problems[:50] for line in str(p).splitlines())
+    return (front_matter({"title": html.escape(f"{eid} · cannot be shown")})
+            + f"\n# {eid}: this entry cannot be shown\n\n"
+            + f'!!! failure "{html.escape(rel)} has errors"\n    Fix them and save: the page reloads.\n\n{body}\n')

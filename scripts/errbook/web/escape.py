@@ -119,6 +119,11 @@ class RawBlocks:
         self._tag = "ERRBOOKRAW" + secrets.token_hex(12)           # letters and digits only: Markdown keeps them
         self._re = re.compile(rf"(?:<p>)?{self._tag}N(\d+)X(?:</p>)?")
 
+    @property
+    def tag(self) -> str:
+        """This page's marker prefix (the nonce included)."""
+        return self._tag
+
     def put(self, block_html: str) -> str:
         self.blocks.append(block_html)
         return f"{self._tag}N{len(self.blocks) - 1}X"

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import os
+import re
 import stat
 import sys
 from pathlib import Path, PurePath
@@ -19,12 +21,12 @@ from mkdocs.plugins import BasePlugin, get_plugin_logger
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from errbook.common import paths
+from errbook.common import paths, ports
+from errbook.kb import drafts, usable, verified
 from errbook.kb import entries as entries_mod
-from errbook.kb import usable, verified
 from errbook.machine import facts
 from errbook.runbooks import ledger
-from errbook.web import addresses, entrypage, indexpages, phrases, refs, runpage
+from errbook.web import addresses, entrypage, indexpages, livepreview, pagecache, phrases, refs, runpage
 from errbook.web import bundle as bundle_mod
 from errbook.web.escape import RawBlocks
 
@@ -33,6 +35,7 @@ log = get_plugin_logger(__name__)
 ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "errbook.css", "search-query.js")
 HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Material's bundle starts its search worker
 MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
+ENTRY_PAGES = addresses.entry_src("RMN-0000").rsplit("/", 1)[0] + "/"     # the folder of the generated entry pages
 
 
 def finding(msg: str) -> None:
@@ -55,6 +58,7 @@ def _add_zh_words() -> None:
         import jieba
     except ImportError:          # Material indexes Chinese without segmentation then; nothing to add
         return
+    jieba.setLogLevel(logging.WARNING)   # its start-up lines ("Building prefix dict ...") on every build said nothing
     for w in ZH_WORDS:
         jieba.add_word(w)
 
@@ -64,39 +68,74 @@ class ErrbookConfig(Config):
 
 
 class ErrbookPlugin(BasePlugin[ErrbookConfig]):
+    # on_startup makes MkDocs keep this object across the rebuilds of one `mkdocs serve`: it knows the mode, and
+    # its page cache (serve mode only) keeps entry pages' HTML from one save to the next.
+    serving = False
+    page_cache: pagecache.PageCache | None = None
+
+    def on_startup(self, *, command, dirty):
+        self.serving = command == "serve"
+        self.page_cache = pagecache.PageCache() if self.serving else None
+
     def on_config(self, config):
         _add_zh_words()
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
         self._anchor_jupyter(config)
         self.links = refs.Links(repo_url=config.repo_url or "", branch=self.config.branch)
-        loaded, errors = entries_mod.load_all(self.root)
+        if self.serving:
+            # A preview: one unfinished or broken entry is shown as such on its page, never a failed build (a failed
+            # rebuild leaves every request of `mkdocs serve` waiting until the file is fixed). `errbook build` and
+            # CI stay strict.
+            config.strict = False
+        loaded, self.broken = self._load(entries_mod.load_all(self.root))
+        self.drafts = {e.id: r for e in loaded if (r := drafts.draft_reason(e.data))}
+        if self.drafts and not self.serving:
+            print(f"INFO    -  errbook: {len(self.drafts)} draft(s) left out of the site: "
+                  f"{', '.join(sorted(self.drafts))}", file=sys.stderr)
+        shown = [e for e in loaded if self.serving or e.id not in self.drafts]
+        self.entries = [e for e in shown if not e.withdrawn]
+        self.withdrawn = [e for e in shown if e.withdrawn]
+        self.by_id = {e.id: e for e in shown}
+        records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
+        # A record counts as verifying an entry only at the entry's current content digest (verified.py); the
+        # mark is set here for every record, so a ledger line cannot claim it.
+        self.records = verified.mark_current(records, {e.id: verified.digest(e, self.root) for e in shown})
+        for p in self.ledger_problems:
+            log.info(f"ledger: {p}")
+        self.latest = ledger.latest_by_entry_platform(self.records)
+        published = [e for e in self.entries if e.id not in self.drafts]
+        try:
+            # Both stages, environment evidence and machine checks: the page answers as errbook triage does.
+            self.bundle = bundle_mod.build(self.root, published)
+        except Exception as ex:  # a bad pattern: validate names it precisely
+            raise PluginError(f"signature does not compile (run `errbook validate`): {ex}") from None
+        return config
+
+    def _load(self, result) -> tuple[list, dict[str, list[str]]]:
+        """The entries to build from, and the broken ones (serve mode: file -> its problems, each file:line: field).
+        Outside serve mode an entry that is neither a draft nor loadable aborts the build, as before."""
+        loaded, errors = result
+        broken: dict[str, list[str]] = {}
         for e in errors:
             if e.kind == "unreadable":
                 # Skipped with a warning, not an abort: printed outside MkDocs' logger so that strict mode (on in
                 # mkdocs.yml) does not turn it into a failed build; `errbook validate` reports it as a finding.
-                print(f"WARNING -  errbook: skipping entry file {e} (errbook validate reports it)", file=sys.stderr)
-        problems = [str(e) for e in errors if e.kind != "unreadable"]
+                finding(f"skipping entry file {e} (errbook validate reports it)")
+            else:
+                broken.setdefault(e.rel, []).append(str(e))
         for entry in loaded:
-            problems += [str(f) for f in usable.schema_findings(entry)]
-        problems += [str(f) for f in usable.duplicate_id_findings(loaded)]
-        if problems:
+            if not drafts.is_draft(entry.data):       # a draft's placeholders are not errors: it says it is one
+                for f in usable.schema_findings(entry):
+                    broken.setdefault(entry.rel, []).append(str(f))
+        for f in usable.duplicate_id_findings(loaded):
+            broken.setdefault(f.file, []).append(str(f))
+        if broken and not self.serving:
+            problems = [p for ps in broken.values() for p in ps]
             raise PluginError("invalid entries (run `errbook validate`):\n  " + "\n  ".join(problems[:50]))
-        self.entries = [e for e in loaded if not e.withdrawn]
-        self.withdrawn = [e for e in loaded if e.withdrawn]
-        self.by_id = {e.id: e for e in loaded}
-        records, self.ledger_problems = ledger.read(ledger.default_path(self.root))
-        # A record counts as verifying an entry only at the entry's current content digest (verified.py); the
-        # mark is set here for every record, so a ledger line cannot claim it.
-        self.records = verified.mark_current(records, {e.id: verified.digest(e, self.root) for e in loaded})
-        for p in self.ledger_problems:
-            log.info(f"ledger: {p}")
-        self.latest = ledger.latest_by_entry_platform(self.records)
-        try:
-            # Both stages, environment evidence and machine checks: the page answers as errbook triage does.
-            self.bundle = bundle_mod.build(self.root, self.entries)
-        except Exception as ex:  # a bad pattern: validate names it precisely
-            raise PluginError(f"signature does not compile (run `errbook validate`): {ex}") from None
-        return config
+        for ps in broken.values():
+            for p in ps:
+                finding(f"{p} (the entry's page shows the error until it is fixed)")
+        return [e for e in loaded if e.rel not in broken], broken
 
     @staticmethod
     def _anchor_jupyter(config) -> None:
@@ -196,27 +235,29 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self._vet_docs(files, config)
         notebooks = self._run_pages(files, config)
         for e in self.entries + self.withdrawn:
-            uri = addresses.entry_src(e.id)
-            self.raw[uri] = raw = RawBlocks()
-            self._add(files, config, uri,
-                      entrypage.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw),
-                      edit_uri="../" + e.rel)
+            self._entry_page(files, config, e, notebooks)
+        for rel, problems in self.broken.items():       # serve mode only: the build aborted on them otherwise
+            eid = Path(rel).stem
+            if re.fullmatch(r"RMN-[0-9]{4}", eid):
+                self._add(files, config, addresses.entry_src(eid), entrypage.error_page(eid, rel, problems),
+                          edit_uri="../" + rel)
+        published = [e for e in self.entries if e.id not in self.drafts]     # index pages list finished entries
         for k in phrases.CLASSES:
             self._add(files, config, addresses.class_src(k),
-                      indexpages.class_page(k, [e for e in self.entries if e.klass == k], self.latest))
-        self._add(files, config, addresses.PAGES["overview"], indexpages.overview_page(self.entries, self.latest))
-        self._add(files, config, addresses.GENERATED["corrections"], indexpages.corrections_page(self.entries))
+                      indexpages.class_page(k, [e for e in published if e.klass == k], self.latest))
+        self._add(files, config, addresses.PAGES["overview"], indexpages.overview_page(published, self.latest))
+        self._add(files, config, addresses.GENERATED["corrections"], indexpages.corrections_page(published))
         self._add(files, config, addresses.GENERATED["machine_checks"],
-                  indexpages.machine_checks_page(self.entries, facts.VOCAB))
+                  indexpages.machine_checks_page(published, facts.VOCAB))
         self._add(files, config, addresses.PAGES["matrix"],
-                  indexpages.matrix_page(self.entries, self.records, self.ledger_problems, notebooks))
+                  indexpages.matrix_page(published, self.records, self.ledger_problems, notebooks))
         schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
         self._add(files, config, addresses.GENERATED["schema"], indexpages.schema_page(schema))
         self._add(files, config, addresses.GENERATED["schema_json"], json.dumps(schema, indent=2, ensure_ascii=False))
         # Card and next-step links: site-root URLs from the address map, made with MkDocs' own src -> URL rule.
         site = addresses.site_urls(lambda src: File(src, config.docs_dir, config.site_dir,
                                                     config.use_directory_urls).url)
-        bundle = dict(self.bundle, entries={e.id: phrases.paste_meta(e) for e in self.entries}, site=site)
+        bundle = dict(self.bundle, entries={e.id: phrases.paste_meta(e) for e in published}, site=site)
         # A script, not JSON fetched at run time: the paste page then makes no request for it. It sets the
         # bundle on the global object, so the page and the matching Web Worker (importScripts) both read it.
         self._add(files, config, f"{addresses.ASSETS_DIR}/signatures.js",
@@ -228,18 +269,50 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
         self._add(files, config, addresses.SEARCH_WORKER,
                   (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))
+        if self.page_cache is not None:
+            self.page_cache.begin(f.src_uri for f in files)
         return files
+
+    def _entry_page(self, files, config, e, notebooks: frozenset) -> None:
+        uri = addresses.entry_src(e.id)
+        self.raw[uri] = raw = RawBlocks()
+        draft = self.drafts.get(e.id)
+        try:
+            md = entrypage.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw, draft)
+        except Exception as ex:     # a draft's unfinished fields, or any entry in serve mode: its page says why
+            if not (draft or self.serving):
+                raise
+            finding(f"{e.rel}: cannot be shown yet: {type(ex).__name__}: {ex}")
+            md = entrypage.error_page(e.id, e.rel, [f"{e.rel}: {type(ex).__name__}: {ex}"])
+        self._add(files, config, uri, md, edit_uri="../" + e.rel)
+        if draft and self.serving:
+            print(f"INFO    -  errbook: {e.rel} is a draft ({draft}): previewed with a Draft banner at "
+                  f"/{addresses.entry_src(e.id)[:-3]}/", file=sys.stderr)
 
     def on_page_markdown(self, markdown, page, config, files):
         page_dir = str(Path(page.file.src_uri).parent).replace(".", "") if page.file.src_uri else ""
         out, unknown = refs.expand_refs(markdown, self.by_id, page_dir, self.links)
         if unknown:
-            raise PluginError(f"{page.file.src_uri}: unknown entry id(s) {sorted(set(unknown))}")
+            msg = f"{page.file.src_uri}: unknown entry id(s) {sorted(set(unknown))}"
+            if not self.serving:
+                raise PluginError(msg)
+            finding(msg)
+        raw = self.raw.get(page.file.src_uri)
+        if self.page_cache is not None and raw is not None and page.file.src_uri.startswith(ENTRY_PAGES):
+            out = self.page_cache.before_render(page.file.src_uri, out, raw.tag)
         return out
 
     def on_page_content(self, html, page, config, files):
         raw = self.raw.get(page.file.src_uri)
+        if self.page_cache is not None and raw is not None and page.file.src_uri.startswith(ENTRY_PAGES):
+            html = self.page_cache.after_render(page, html, raw.tag)
         return raw.fill(html) if raw else html
+
+    def on_post_build(self, config):
+        if self.page_cache is not None and self.page_cache.reused:
+            c = self.page_cache
+            print(f"INFO    -  errbook: {c.reused} unchanged entry page(s) reused, {c.rendered} rendered",
+                  file=sys.stderr)
 
     def on_post_page(self, output, page, config):
         return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url))
@@ -256,6 +329,13 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         return output.replace("</head>", tag + "</head>", 1) if "</head>" in output else output
 
     def on_serve(self, server, config, builder):
+        # The port was free before the build (errbook serve checks); if something took it since, end with one line
+        # now rather than with MkDocs' traceback when it binds.
+        problem = ports.busy(*server.server_address[:2])
+        if problem:
+            print(f"ERROR   -  errbook: {problem}", file=sys.stderr)
+            raise SystemExit(2)
         for d in ("errata", "runbooks"):
             server.watch(str(self.root / d))
+        server.builder = livepreview.answering_while_rebuilding(server, server.builder)
         return server
