@@ -21,6 +21,9 @@ def test_match_json_and_exit_code(mini_root, tmp_path):
     assert top["id"] == "RMN-0001" and top["score"] > 0
     assert top["evidence"][0]["lines"][0] == {"line": 2, "text": ERR.decode().strip()}
     assert top["runbook"] == "errbook run RMN-0001"
+    assert top["url"].endswith("/entries/RMN-0001/") and out["stats"]["found"] >= len(out["matches"])
+    r = errbook("triage", "--json", "--site-url", "https://team.example/book/", str(log), root=mini_root)
+    assert json.loads(r.stdout)["matches"][0]["url"] == "https://team.example/book/entries/RMN-0001/"
 
 
 def test_no_match_is_exit_1_and_missing_file_exit_2(mini_root, tmp_path):

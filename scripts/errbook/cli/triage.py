@@ -100,6 +100,8 @@ def triage(root, files: list[str], facts_path: str | None, top_n: int, fmt: str,
 def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None, top_n: int, fmt: str,
             tally_arg: str | None, site_url: str | None, no_color: bool) -> int:
     from errbook.cli import formats
+    from errbook.cli.formats import base as fbase
+    from errbook.cli.formats import context as fcontext
     from errbook.machine import facts as facts_mod
     from errbook.triage import parallel, pipeline, tally
     doctor_facts = None
@@ -125,7 +127,12 @@ def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None,
         print(f"errbook triage: {err} (run errbook validate)", file=sys.stderr)
     top = results[:top_n]
     if fmt == "json":
-        print(json.dumps({"matches": top, "stats": stats}, ensure_ascii=False, indent=1))
+        # each result's page (site_url, as the CI formats link it) and how many entries were found in all, the
+        # count the paste page states; `--top` only cuts the list
+        ctx = fcontext.make(root, logs, read_from, top, site_url, unexplained=False)
+        for r in top:
+            r["url"] = fbase.entry_url(ctx, r["id"])
+        print(json.dumps({"matches": top, "stats": dict(stats, found=len(results))}, ensure_ascii=False, indent=1))
     elif fmt == "text":
         _print_text(results, top, stats, term.style_for(sys.stdout, no_color))
     else:
