@@ -91,8 +91,8 @@ HOSTILE = {
 }
 
 
-def build(root: Path, out: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+def build(root: Path, out: Path, **env_vars: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", **env_vars)
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml"),
                            "-d", str(out)], capture_output=True, text=True, cwd=root, env=env, timeout=600)
 

@@ -115,6 +115,9 @@ def _record(**kw) -> dict:
     return rec
 
 
+REPO_URL = "https://git.example/team/errbook"     # the rich site's repository (the default site names none)
+
+
 @pytest.fixture(scope="module")
 def rich(tmp_path_factory):
     root = make_root(tmp_path_factory.mktemp("rich") / "root", with_docs=True)
@@ -154,7 +157,7 @@ def rich(tmp_path_factory):
     recs = [dict(r, digest=digests[r["entry"]]) for r in recs]        # each made at its entry's current content
     (root / "runbooks" / "ledger.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     out = root.parent / "out"
-    r = build(root, out)
+    r = build(root, out, ERRBOOK_REPO_URL=REPO_URL)        # a team that named its repository
     assert r.returncode == 0, r.stdout + r.stderr
     return root, out
 
@@ -353,10 +356,21 @@ def test_edit_and_runbook_links_point_at_the_sources(rich):
     _, out = rich
     html = page(out, "entries/RMN-0001")
     edit = re.search(r'<a href="([^"]+)"[^>]*class="md-content__button md-icon"', html)
-    assert edit and edit.group(1).endswith("/edit/main/errata/compile/RMN-0001.yaml"), edit and edit.group(1)
-    assert "/blob/main/runbooks/compile/RMN-0001.ipynb" in html
+    assert edit and edit.group(1) == REPO_URL + "/edit/main/errata/compile/RMN-0001.yaml", edit and edit.group(1)
+    assert REPO_URL + "/blob/main/runbooks/compile/RMN-0001.ipynb" in html
     assert "md-content__button" not in page(out, "overview")             # generated: nothing to edit
     assert re.search(r'href="[^"]+/edit/main/docs/contributing\.md"', page(out, "contributing"))
+
+
+def test_no_repository_named_means_no_repository_or_edit_links(built):
+    """Without ERRBOOK_REPO_URL the site links no repository: no edit button, no source link, no placeholder host
+    (a link to errbook.invalid leads nowhere; issue 27 item 15)."""
+    _, out, r = built
+    assert r.returncode == 0, r.stderr
+    for rel in ("entries/RMN-0001", "contributing", "index"):
+        html = page(out, rel) if rel != "index" else (out / "index.html").read_text(encoding="utf-8")
+        assert "md-content__button" not in html and 'class="md-source"' not in html, rel
+        assert "errbook.invalid" not in re.sub(r'"\$id"[^,]*', "", html), rel
 
 
 def test_entry_search_metadata(rich):

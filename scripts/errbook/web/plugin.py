@@ -82,6 +82,10 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self.root = Path(self.config.root or Path(config.config_file_path).parent).resolve()
         self._anchor_jupyter(config)
         self.links = refs.Links(repo_url=config.repo_url or "", branch=self.config.branch)
+        if not config.repo_url:
+            # no repository named (ERRBOOK_REPO_URL unset): no edit buttons, rather than edit_uri as a relative link
+            config.edit_uri = None
+            config.edit_uri_template = None
         if self.serving:
             # A preview: one unfinished or broken entry is shown as such on its page, never a failed build (a failed
             # rebuild leaves every request of `mkdocs serve` waiting until the file is fixed). `errbook build` and
