@@ -40,6 +40,23 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+# Tests marked `node` run the paste page's engine under Node.js. Without Node they are not silently skipped: the
+# twin contract (tests/test_engines.py, tests/test_twins.py) would then be unchecked. A missing `node` fails them,
+# always under CI (`CI` set, as every CI system sets it); a contributor without Node may skip them by setting
+# ERRBOOK_ALLOW_NO_NODE=1 (`bash scripts/bootstrap.sh test --quick` installs no Node and sets it).
+NODE = shutil.which("node")
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("node") is None or NODE is not None:
+        return
+    if os.environ.get("ERRBOOK_ALLOW_NO_NODE") == "1" and not os.environ.get("CI"):
+        pytest.skip("Node.js is not installed (ERRBOOK_ALLOW_NO_NODE=1)")
+    pytest.fail("Node.js is not installed: the JavaScript engine cannot be checked against the Python one. Install "
+                "nodejs (bash scripts/bootstrap.sh install does), or outside CI set ERRBOOK_ALLOW_NO_NODE=1 to skip",
+                pytrace=False)
+
+
 def make_root(tmp: Path, with_docs: bool = False) -> Path:
     """A throwaway checkout holding RMN-0001, errata/releases.yaml and, optionally, the site's hand-written pages."""
     (tmp / "errata" / "compile").mkdir(parents=True)

@@ -5,7 +5,6 @@ import html as html_mod
 import json
 import os
 import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -394,7 +393,7 @@ def test_entry_search_metadata(rich):
     assert any(d["location"] == "machine-checks/#facts" and "dev.kfd.rw" in d["text"] for d in checks_page)
 
 
-@pytest.mark.skipif(not shutil.which("node"), reason="Node.js is not installed")
+@pytest.mark.node
 def test_search_query_rewrite():
     """Pasted error text becomes plain words for lunr: complete words exact, a last word that may still be being
     typed a prefix (in a query of 2 to 4 words only from 3 characters: '=0' must not match every 0-word; never in

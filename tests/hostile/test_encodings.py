@@ -138,7 +138,7 @@ def _samples() -> list[bytes]:
     return out
 
 
-@pytest.mark.skipif(not NODE, reason="Node.js is not installed")
+@pytest.mark.node
 def test_python_and_the_paste_page_detect_and_decode_alike():
     from errbook.triage import textenc
     samples = _samples()

@@ -84,7 +84,7 @@ CASES = [   # (name, facts file bytes or text); whether the CLI accepts each is 
 ]
 
 
-@pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+@pytest.mark.node
 def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
     from errbook.kb import entries
     from errbook.machine import facts
@@ -108,16 +108,16 @@ def test_the_page_accepts_exactly_the_facts_files_the_cli_accepts(tmp_path):
                         "version-not-a-number", "seconds-fine", "unknown-fact"}
 
 
-@pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+@pytest.mark.node
 def test_the_page_reads_the_limits_from_the_bundle(tmp_path):
-    """Not a copy in engine.js: the bundle bundle.py builds carries facts.reader_spec(), and the engine obeys
+    """Not a copy in engine.js: the bundle bundle.py builds carries the facts file's JS_SPEC, and the engine obeys
     whatever limit the bundle says."""
     from errbook.kb import entries
     from errbook.machine import facts
     from errbook.web import bundle
     root = make_root(tmp_path / "root")
     b = bundle.build(root, entries.load_all(root)[0])
-    assert b["facts_format"] == facts.reader_spec()
+    assert b["facts_format"] == facts.JS_SPEC
     b["facts_format"]["max_list"] = 3
     three, four = json.dumps(_doc(gpu__gfx=["gfx90a"] * 3)), json.dumps(_doc(gpu__gfx=["gfx90a"] * 4))
     got = _js(b, [three, four])

@@ -115,7 +115,7 @@ def test_schema_pattern_is_the_parsers_and_keeps_every_real_range():
 NODE = shutil.which("node")
 
 
-@pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+@pytest.mark.node
 def test_the_page_engine_reads_ranges_as_the_cli_does(tmp_path):
     """engine.js's inRange gives the CLI's answer; where the CLI cannot read the range (RangeError) the page
     says unknown (null) instead of a guess."""

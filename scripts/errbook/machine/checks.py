@@ -40,6 +40,9 @@ OPS_BY_TYPE = {
              "count_gte", "count_lte"},
 }
 BONUS = 20   # triage score points for an entry one of whose checks holds on the machine the log came from
+# What assets/engine.js ports this module with, beyond its literal OPERATORS and NEGATIVE (tests/test_twins.py
+# keeps those equal): the bonus, at the top level of the bundle.
+JS_SPEC = {"check_bonus": BONUS}
 
 
 @functools.lru_cache(maxsize=512)

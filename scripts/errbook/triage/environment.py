@@ -26,6 +26,10 @@ _TORCH = re.compile(r"(?:torch|pytorch)(?: version)?(?:==|: ?| )v?([0-9]+\.[0-9]
 _ENV = re.compile(r"((?:HSA_|HIP_|ROCM_|ROCR_|HCC_|AMD_|MIOPEN_|ROCBLAS_|HIPBLASLT_|NCCL_|RCCL_|PYTORCH_|TORCH_|"
                   r"CUDA_|VLLM_|TRITON_|GPU_)[A-Z0-9_]*)=([^ ]*)", re.ASCII)
 PLUS, MINUS, LOW, HIGH = 15, 30, -60, 30     # score points per corroboration / contradiction, and the clamp
+# What assets/engine.js ports this module with (the bundle's `logfacts` part; engine.js compiles gfx and env with
+# the g flag, rocm and torch with i, as IGNORECASE here).
+JS_SPEC = {"gfx": _GFX.pattern, "rocm": _ROCM.pattern, "torch": _TORCH.pattern, "env": _ENV.pattern,
+           "plus": PLUS, "minus": MINUS, "low": LOW, "high": HIGH}
 
 
 def from_notes(notes: dict) -> dict:

@@ -455,9 +455,9 @@ class Matcher:
         return scan.results()
 
     def bundle(self) -> dict:
-        """What the browser engine needs: the same cleaning, patterns, roles, weights and vetoes."""
+        """What the browser engine needs of the compiled entries: patterns, roles, weights and vetoes (web/bundle.py
+        adds the cleaning, normalize.JS_SPEC)."""
         return {
-            "normalize": normalize.JS_SPEC,
             "signatures": [{"entry": s.entry_id, "id": s.sig_id, "steps": s.steps, "ignore_case": s.ignore_case,
                             "within": s.within, "weight": s.weight, "observation": s.observation}
                            for s in self.sigs],

@@ -134,6 +134,21 @@ _WORD = re.compile(r"[A-Za-z0-9_]+", re.ASCII)
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", re.ASCII)
 _CJK = re.compile("[\u3400-\u9fff\uf900-\ufaff]+")
 
+# What assets/engine.js ports this module with (web/bundle.py ships it as the bundle's `retrieval` part, beside the
+# index): the tokenizer, the query sample's name, and the second stage's gate (reports_trouble,
+# first_failure_line). engine.js adds the flags compiled above (IGNORECASE where used here).
+JS_SPEC = {
+    "tokenizer": {"dirs": _DIRS.pattern, "hex": _HEX.pattern, "word": _WORD.pattern, "parts": _PARTS.pattern,
+                  "cjk": _CJK.pattern},
+    "stop": sorted(_STOP),
+    "sample_name": SAMPLE_NAME,
+    "first_line_cap": FIRST_LINE_CAP,
+    "trouble": {"failure": FAILURE_PATTERN, "person": PERSON_PATTERN, "logger_info": LOGGER_INFO,
+                "normal": NORMAL_PATTERN, "negated": NEGATED_PATTERN, "addressed": ADDRESSED_PATTERN,
+                "logger_any": LOGGER_ANY, "plain_word": PLAIN_WORD, "punct": PROSE_PUNCT,
+                "min_words": PROSE_MIN_WORDS, "share": PROSE_SHARE},
+}
+
 
 def tokens(text: str) -> list[str]:
     """Words of a text: identifiers whole and split (camelCase, snake_case, letters|digits), no numbers,

@@ -1,5 +1,5 @@
 """The facts file: its format, its limits, and the one reader of it (`errbook doctor --facts`, `errbook triage
---facts`; the paste page's engine reads the same format through reader_spec()).
+--facts`; the paste page's engine reads the same format through JS_SPEC).
 
 A facts document is {"format": FORMAT, "version": FORMAT_VERSION, "facts": {name: {"value", "source"}}, ...}.
 Every fact has a dotted name from the vocabulary, a value of the declared type (None: known to be absent) and
@@ -19,7 +19,7 @@ from errbook.machine.facts.vocab import VOCAB
 FORMAT, FORMAT_VERSION = "errbook-facts", 1
 # The limits of a facts file. parse() refuses a file beyond them, collect() never writes one (it cuts a list or a
 # string to fit and says so in the fact's source), and the paste page's engine applies the same ones: bundle.py
-# ships reader_spec() and engine.js's readFacts reads it.
+# ships JS_SPEC and engine.js's readFacts reads it.
 MAX_FILE_BYTES = 4 << 20         # a facts file larger than this is refused
 MAX_STR, MAX_LIST = 8192, 512    # longest string / list a facts file may hold
 MAX_INT = 2 ** 53                # an int fact is below this in magnitude (exact in JavaScript too)
@@ -67,12 +67,11 @@ def fit(facts: dict) -> list[str]:
     return changed
 
 
-def reader_spec() -> dict:
-    """What a reader of facts files needs to accept exactly what parse() accepts (engine.js gets it in the
-    bundle): the format, the limits and each fact's type."""
-    return {"format": FORMAT, "version": FORMAT_VERSION, "max_file_bytes": MAX_FILE_BYTES, "max_str": MAX_STR,
-            "max_list": MAX_LIST, "max_int": MAX_INT, "max_seconds": MAX_SECONDS, "max_digits": MAX_DIGITS,
-            "types": {n: d.type for n, d in sorted(VOCAB.items())}}
+# What a reader of facts files needs to accept exactly what parse() accepts: the format, the limits and each
+# fact's type. assets/engine.js's readFacts reads it (web/bundle.py ships it as the bundle's `facts_format`).
+JS_SPEC = {"format": FORMAT, "version": FORMAT_VERSION, "max_file_bytes": MAX_FILE_BYTES, "max_str": MAX_STR,
+           "max_list": MAX_LIST, "max_int": MAX_INT, "max_seconds": MAX_SECONDS, "max_digits": MAX_DIGITS,
+           "types": {n: d.type for n, d in sorted(VOCAB.items())}}
 
 
 def check_value(name: str, typ: str, v) -> str | None:

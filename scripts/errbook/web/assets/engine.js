@@ -1,6 +1,8 @@
-/* The browser engine of `errbook triage`: the same cleaning (normalize.py), first stage (matcher.py), environment
- * evidence (logfacts.py, versions.py), second stage (retrieval.py) and ranking (ranking.py) as the CLI, over the
- * bundle the site build writes. No DOM: it runs in the page, in a Web Worker and under Node.js.
+/* The browser engine of `errbook triage`: the same cleaning (triage/normalize.py), first stage (triage/matcher.py),
+ * environment evidence (triage/environment.py, kb/versions.py), second stage (triage/retrieval.py), ranking
+ * (triage/ranking.py) and machine checks (machine/checks.py) as the CLI, over the bundle the site build writes
+ * (web/bundle.py: each ported module's JS_SPEC and the entries' data). No DOM: it runs in the page, in a Web Worker
+ * and under Node.js.
  * The log never leaves the page: nothing here makes a network request. tests/test_engines.py runs this file
  * under Node.js and compares every answer with the Python engine's. */
 (function (root) {
@@ -8,7 +10,7 @@
   const MAX_EVIDENCE = 5;
   const SUB_SPACE = 65536;
 
-  // ---- reading a log file's bytes (textenc.py: the same rule) -------------------------------------------------
+  // ---- reading a log file's bytes (triage/textenc.py: the same rule) --------------------------------------------
   const SNIFF_BYTES = 4096;
   const BOMS = [[[0xff, 0xfe, 0, 0], "utf-32-le"], [[0, 0, 0xfe, 0xff], "utf-32-be"], [[0xef, 0xbb, 0xbf], "utf-8-sig"],
     [[0xff, 0xfe], "utf-16-le"], [[0xfe, 0xff], "utf-16-be"]];
@@ -56,7 +58,7 @@
     return { text: new TextDecoder(label, { ignoreBOM: name !== "utf-8" }).decode(body), encoding: name };
   }
 
-  // ---- cleaning (normalize.py) ------------------------------------------------------------------------------
+  // ---- cleaning (triage/normalize.py) ---------------------------------------------------------------------------
   function compileSpec(n) {
     return {
       rawCap: n.raw_cap_bytes, lineCap: n.line_cap, overlap: n.window_overlap,
@@ -119,8 +121,8 @@
     return s.trim();
   }
 
-  // ---- versions (versions.py) -------------------------------------------------------------------------------
-  // versions.py's MAX_DIGITS and RANGE_PATTERN: a longer number is no version, and a range that does not
+  // ---- versions (kb/versions.py) --------------------------------------------------------------------------------
+  // kb/versions.py's MAX_DIGITS and RANGE_PATTERN: a longer number is no version, and a range that does not
   // match cannot be read (unknown here; `errbook validate` names it).
   const MAX_DIGITS = 15;
   const RANGE = /^(any|(==|!=|>=|<=|~=|=|>|<) *[0-9]{1,15}(?:\.[0-9]{1,15})*( *, *(==|!=|>=|<=|~=|=|>|<) *[0-9]{1,15}(?:\.[0-9]{1,15})*)*)$/;
@@ -159,7 +161,7 @@
     return true;
   }
 
-  // ---- compile the bundle -----------------------------------------------------------------------------------
+  // ---- compile the bundle ---------------------------------------------------------------------------------------
   function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }
 
   function compile(bundle) {
@@ -216,7 +218,7 @@
     return out.sort((x, y) => x - y);
   }
 
-  // ---- the scan (matcher.py) --------------------------------------------------------------------------------
+  // ---- the scan (triage/matcher.py) -----------------------------------------------------------------------------
   function newScan(eng) {
     const partial = new Map();
     eng.sigs.forEach((s, i) => { if (s.steps.length > 1) partial.set(i, new Array(s.steps.length).fill(null)); });
@@ -359,7 +361,7 @@
     return out;
   }
 
-  // ---- environment evidence (logfacts.py) ---------------------------------------------------------------------
+  // ---- environment evidence (triage/environment.py) -------------------------------------------------------------
   function uniqSorted(xs) { return Array.from(new Set(xs)).sort(cmpStr); }
 
   function factsFromNotes(eng, notes) {
@@ -416,7 +418,7 @@
     return [Math.max(f.low, Math.min(f.high, f.plus * plus - f.minus * minus)), why];
   }
 
-  // ---- a machine's facts (checks.py): `errbook doctor --collect` output, read in the page ---------------------
+  // ---- a machine's facts (machine/checks.py): `errbook doctor --collect` output, read in the page ---------------
   function same(a, b) {
     if (typeof a === "boolean" || typeof b === "boolean") return a === b;
     if (typeof a === "number" && typeof b === "number") return a === b;
@@ -464,7 +466,8 @@
     return true;
   }
 
-  // One fact's value against its declared type and the limits (facts.py _check_value); null when it is fine.
+  // One fact's value against its declared type and the limits (machine/facts/fileformat.py check_value); null when
+  // it is fine.
   function factProblem(spec, typ, v) {
     if (v === null) return null;
     const chars = (x) => Array.from(x).length;   // code points, as Python's len()
@@ -547,7 +550,7 @@
     return { facts: facts, bonus: bonus };
   }
 
-  // ---- second stage (retrieval.py) --------------------------------------------------------------------------
+  // ---- second stage (triage/retrieval.py) -----------------------------------------------------------------------
   const UPPER = /[A-Z]/g;
   function lower(s) { return s.replace(UPPER, (c) => String.fromCharCode(c.charCodeAt(0) + 32)); }
 
@@ -647,7 +650,7 @@
     return entries.slice(0, top).filter((x) => x[0] > benign).map((x) => ({ id: x[1], score: x[0], confidence: "likely" }));
   }
 
-  // ---- ranking (ranking.py) -----------------------------------------------------------------------------------
+  // ---- ranking (triage/ranking.py) ------------------------------------------------------------------------------
   function rank(eng, scan, machine) {
     const facts = factsFromNotes(eng, scan.notes);
     const bonus = machine ? machine.bonus : {};
@@ -713,6 +716,8 @@
     compile: (bundle) => compile(prepareRetrieval(bundle)), clean: (raw, spec) => clean(capRaw(raw, spec.rawCap), spec),
     matchText: matchText, triageText: triageText, tokens: tokens, inRange: inRange, readFacts: readFacts,
     logEncoding: logEncoding, decodeLog: decodeLog,
+    // for the shared truth tables and the fuzz of tests/test_twins.py and tests/test_twins_fuzz.py
+    holds: holds, reportsTrouble: reportsTrouble, firstFailureLine: firstFailureLine, machineOf: machineOf,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;
