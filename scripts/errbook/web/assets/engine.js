@@ -332,7 +332,7 @@
     const out = [];
     for (const [id, e] of byEntry) {
       const part = e.stand.hits ? e.stand : e.out;
-      // answer levels (matcher.py): a diagnosis names a problem; an observation only shows a condition
+      // answer levels (triage/matcher.py): a diagnosis names a problem; an observation only shows a condition
       const level = part.diag && !eng.cosmetic.has(id) ? "diagnosis" : "observation";
       let standing = 0, why = "";
       if (!e.stand.hits) { standing = 2; why = "outranked: a more specific signature of another entry matched the same line"; }
