@@ -335,6 +335,7 @@ def paste_and_match(browser, text, budget_ms=None):
         browser.execute_script("document.getElementById('errbook-triage').dataset.budgetMs = arguments[0]",
                                str(budget_ms))
     browser.execute_script("return document.getElementById('errbook-log').scrollHeight")   # lay the text out now
+    browser.execute_script("window.scrollTo(0, 0)")     # a previous Match scrolled the page to its verdict
     time.sleep(0.3)
     browser.find_element(By.ID, "errbook-go").click()
     return wait_for(lambda: browser.execute_script(
@@ -359,7 +360,8 @@ def test_paste_page_matches_like_the_cli_and_sends_nothing(browser, server, buil
     browser.get_log("performance")                     # drop the page-load requests
     text = paste_and_match(browser, log)
     lines = [x for x in text.splitlines() if x.strip()]
-    assert lines[1].startswith(f"{expected[0]['id']} · ")
+    assert lines[0].startswith(f"{expected[0]['id']}: ")         # the verdict first, then the status line
+    assert lines[2].startswith(f"{expected[0]['id']} · ")        # and the first card
     assert f"score {expected[0]['score']}" in text
     assert "3: k.hip:1:10: fatal error: 'cuda_runtime.h' file not found" in text
     time.sleep(1)
@@ -595,6 +597,60 @@ def test_paste_page_shows_an_observation_as_worth_knowing_not_a_match(browser, r
     cards = res.find_elements(By.CSS_SELECTOR, ".eb-card")
     assert cards[0].text.startswith("RMN-0001 · ") and "success" in cards[0].get_attribute("class")
     assert any(c.text.startswith("RMN-0193 · ") and "eb-observation" in c.get_attribute("class") for c in cards[1:])
+
+
+def test_paste_page_verdict_first_summary_and_back(browser, real_site):
+    """Issue 27 items 3, 6, 7, 8: Ctrl+Enter matches; the one-line verdict comes first, holds the focus and is on
+    the phone's screen; "Copy summary" copies Markdown with the entries' pages and no log text; Back from the
+    entry page shows the last results again (this tab's session storage)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    viewport(browser, 390, 844)
+    try:
+        open_paste(browser, real_site)
+        browser.execute_script("sessionStorage.clear()")
+        log = "SECRET-MARKER-9c1d\nk.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
+        area = browser.find_element(By.ID, "errbook-log")
+        browser.execute_script("arguments[0].value = arguments[1]", area, log)
+        area.send_keys(Keys.CONTROL, Keys.ENTER)
+        wait_for(lambda: browser.execute_script(
+            "return document.getElementById('errbook-results').dataset.state === 'done'"))
+        v = wait_for(lambda: browser.execute_script(
+            "const a = document.activeElement; if (!a || !a.classList.contains('eb-verdict')) return null;"
+            "const r = a.getBoundingClientRect(); return {text: a.innerText, top: r.top, bottom: r.bottom, vh: innerHeight,"
+            " first: a === document.getElementById('errbook-results').firstElementChild};"))
+        assert v["text"].startswith("RMN-0001: ") and re.search(r"— (strong|good) match$", v["text"]), v
+        assert v["first"] and 0 <= v["top"] and v["bottom"] <= v["vh"], v
+        browser.execute_script("window.__copied = null; document.addEventListener('copy', (ev) => {"
+                               " window.__copied = (ev.target && ev.target.value !== undefined) ? ev.target.value"
+                               " : String(document.getSelection()); }, true);")
+        browser.find_element(By.CSS_SELECTOR, ".eb-copy-summary").click()
+        md = wait_for(lambda: browser.execute_script("return window.__copied"), timeout=10)
+        assert md.startswith("**errbook triage:** RMN-0001: ") and f"({real_site}/entries/RMN-0001/)" in md, md
+        assert "SECRET-MARKER" not in md and "k.hip:1:10" not in md            # entries and pages, no log text
+        browser.find_element(By.CSS_SELECTOR, ".eb-card .eb-actions a.md-button--primary").click()
+        wait_for(lambda: "/entries/RMN-0001/" in browser.current_url)
+        browser.back()
+        wait_for(lambda: browser.execute_script("return !!(window.ErrbookPaste && window.ErrbookPaste.ready)"))
+        again = browser.find_element(By.ID, "errbook-results")
+        assert any(c.text.startswith("RMN-0001 · ") for c in again.find_elements(By.CSS_SELECTOR, ".eb-card"))
+        # a fresh load of the page (not the back-forward cache) restores them from session storage, and says so
+        browser.refresh()
+        wait_for(lambda: browser.execute_script("return !!(window.ErrbookPaste && window.ErrbookPaste.ready)"))
+        again = browser.find_element(By.ID, "errbook-results")
+        assert again.find_elements(By.CSS_SELECTOR, ".eb-restored")
+        assert any(c.text.startswith("RMN-0001 · ") for c in again.find_elements(By.CSS_SELECTOR, ".eb-card"))
+        browser.execute_script("sessionStorage.clear()")
+        # the home page's first screen offers the paste page, on a phone too
+        browser.get(f"{real_site}/")
+        cta = browser.find_element(By.CSS_SELECTOR, "a.eb-cta")
+        r = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom, innerHeight]",
+                                   cta)
+        assert 0 <= r[0] and r[1] <= r[2], r
+        cta.click()
+        wait_for(lambda: browser.current_url.rstrip("/").endswith("/triage"))
+    finally:
+        viewport(browser, 1400, 1000)
 
 
 def test_paste_page_budget_gives_partial_results_not_a_freeze(browser, server, tmp_path):

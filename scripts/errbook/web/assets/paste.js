@@ -27,6 +27,14 @@
       likely: "Likely: lines close to this problem's messages, but not its exact message.",
       likelyWhy: "No line of your log matched this entry's patterns: the guess comes from words your log shares with the entry's text.",
       observation: "Worth knowing: your log shows a condition this entry describes, not an error it causes. It explains your problem only if you also see the entry's symptoms.",
+      vDiag: (id, title, words, n) => `${id}: ${title} — ${words}${n > 1 ? ` (1 of ${n} entries)` : ""}`,
+      vLikely: (id, title) => `Likely ${id}: ${title} — a guess from similar words, not certain`,
+      vObserved: (n) => `No known problem named in your log; ${n} condition${n === 1 ? "" : "s"} worth knowing`,
+      vNone: (lines) => `No known entry matched (${lines} lines)`,
+      vNoneFirst: (line) => `No known entry matched; first failure line: ${line}`,
+      strongW: "strong match", goodW: "good match", weakW: "weak match",
+      copySummary: "Copy summary", summaryCopied: "Summary copied (no log text)",
+      restored: "Your last results on this page, kept in this browser tab only. Paste a log to match again.",
       environment: "Environment: ",
       cosmetic: "This message is harmless on its own (cosmetic); look for another cause.",
       nextSearch: "Search the site for an error line (opens the search box here; nothing is sent)",
@@ -55,6 +63,14 @@
       likely: "可能相关：日志行与此问题的报错相近，但不是原文。",
       likelyWhy: "日志中没有与此条目模式匹配的行：这一推测来自日志与条目文本共有的词语。",
       observation: "值得注意：日志显示了此条目描述的一种情况，而不是它导致的报错。只有同时出现该条目的症状时，它才是问题的原因。",
+      vDiag: (id, title, words, n) => `${id}：${title} —— ${words}${n > 1 ? `（共 ${n} 个条目中的第 1 个）` : ""}`,
+      vLikely: (id, title) => `可能是 ${id}：${title} —— 依据相似词语的推测，不确定`,
+      vObserved: (n) => `日志中没有指明已知问题的报错；有 ${n} 项值得注意的情况`,
+      vNone: (lines) => `没有匹配的已知条目（${lines} 行）`,
+      vNoneFirst: (line) => `没有匹配的已知条目；第一条失败信息：${line}`,
+      strongW: "强匹配", goodW: "较好匹配", weakW: "弱匹配",
+      copySummary: "复制摘要", summaryCopied: "摘要已复制（不含日志内容）",
+      restored: "这是你在本页的上一次结果，只保存在当前浏览器标签页中。粘贴日志可重新匹配。",
       environment: "环境：",
       cosmetic: "此信息本身无害（仅是提示），请继续查找其他原因。",
       nextSearch: "在站内搜索一行报错（在本页打开搜索框，不发送任何内容）",
@@ -225,6 +241,55 @@
     input.dispatchEvent(new Event("input", { bubbles: true }));
   }
 
+  /* The one-line answer, first in the results: the best entry and how sure, or that none is known. */
+  function verdictText(st, res, answers, weights, bundle) {
+    const title = (r) => { const m = (bundle.entries || {})[r.id] || {}; return (lang === "zh" && m.title_zh) || m.title || ""; };
+    if (answers.length && answers[0].confidence === "likely") return t("vLikely", answers[0].id, title(answers[0]));
+    if (answers.length) {
+      const level = confidence(answers[0], weights)[0];
+      return t("vDiag", answers[0].id, title(answers[0]), t(`${level}W`) || level, answers.length);
+    }
+    if (res.length) return t("vObserved", res.length);
+    return st.first ? t("vNoneFirst", st.first) : t("vNone", st.nlines);
+  }
+
+  /* Markdown for a ticket or a chat: the verdict and each entry with its page. Never a line of the log. */
+  function summaryMarkdown(verdict, res, weights, bundle) {
+    const rows = res.slice(0, 5).map((r) => {
+      const m = (bundle.entries || {})[r.id] || {};
+      const title = ((lang === "zh" && m.title_zh) || m.title || "").replace(/[[\]]/g, "");
+      const how = r.confidence === "likely" ? "likely" : r.level === "observation" ? "observation" : `diagnosis, ${confidence(r, weights)[0]} match`;
+      return `- [${r.id} · ${title}](${siteUrl("entry", { id: r.id })}) — ${how}`;
+    });
+    return [`**errbook triage:** ${verdict}`].concat(rows).join("\n") + "\n";
+  }
+
+  function copyText(text) {
+    // a selected textarea and the copy command: works without the asynchronous clipboard permission
+    const ta = el("textarea");
+    ta.value = text;
+    ta.setAttribute("readonly", "");
+    ta.style.position = "fixed"; ta.style.opacity = "0";
+    doc.body.appendChild(ta);
+    ta.select();
+    let ok = false;
+    try { ok = doc.execCommand("copy"); } catch (e) { ok = false; }
+    ta.remove();
+    if (!ok && root.navigator && root.navigator.clipboard) root.navigator.clipboard.writeText(text).catch(() => {});
+  }
+
+  const SAVED = "errbook-paste-last";           // sessionStorage: this tab only, never sent anywhere
+  function save(st) {
+    try {
+      const keep = { results: st.results, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete,
+                     skipped: st.skipped, remaining: st.remaining, budget: st.budget };
+      root.sessionStorage.setItem(SAVED, JSON.stringify(keep));
+    } catch (e) { /* storage full or off: nothing is kept */ }
+  }
+  function saved() {
+    try { const v = JSON.parse(root.sessionStorage.getItem(SAVED) || "null"); return v && Array.isArray(v.results) ? v : null; } catch (e) { return null; }
+  }
+
   function render(out, st) {
     out.replaceChildren();
     out.dataset.state = st.running ? "running" : "done";
@@ -242,6 +307,12 @@
     if (st.error) { out.appendChild(el("p", t("error") + st.error, "eb-error")); return; }
     const res = st.results || [];
     const answers = res.filter((r) => r.level !== "observation");
+    const verdict = el("p", null, "eb-verdict");
+    verdict.appendChild(el("strong", verdictText(st, res, answers, weights, bundle)));
+    verdict.tabIndex = -1;
+    verdict.setAttribute("role", "status");            // the one live region: only the verdict is announced
+    out.appendChild(verdict);
+    if (st.restored) out.appendChild(el("p", t("restored"), "eb-status eb-restored"));
     const likelyOnly = answers.length > 0 && answers.every((r) => r.confidence === "likely");
     const head = el("p", !res.length ? t("none", st.nlines)
       : !answers.length ? t("observedOnly", res.length, st.nlines, st.ms)
@@ -258,7 +329,22 @@
     if (st.note) out.appendChild(el("p", st.note));
     res.slice(0, 5).forEach((r, rank) => out.appendChild(card(r, rank, bundle, weights)));
     if (!answers.length && !st.running) nextSteps(out, st);
+    if (!st.running) {
+      const cp = el("button", t("copySummary"), "md-button eb-copy-summary");
+      cp.type = "button";
+      cp.addEventListener("click", () => {
+        copyText(summaryMarkdown(verdict.textContent, res, weights, bundle));
+        cp.textContent = t("summaryCopied");
+      });
+      bar.appendChild(cp);
+    }
     out.appendChild(bar);
+    if (!st.running && !st.restored) save(st);
+    if (!st.running && st.focus) {                      // after Match: the verdict is where the reader lands
+      st.focus = false;
+      verdict.focus({ preventScroll: true });
+      verdict.scrollIntoView({ block: "start" });
+    }
   }
 
   /* ---- matching: one warm worker, a budget, then parts ---- */
@@ -391,12 +477,25 @@
     const file = doc.getElementById("errbook-file");
     const state = root.ErrbookPaste = { ready: false };
     const matcher = new Matcher(() => Number(form.dataset.budgetMs) || 3000, () => { state.ready = true; });
+    let focusNext = false;
     const go = (text, note) => {
       out.replaceChildren(el("p", t("working"), "eb-status"));
       out.dataset.state = "running";
-      matcher.match(text, (st) => { st.note = note; render(out, st); });
+      focusNext = true;
+      matcher.match(text, (st) => {
+        st.note = note;
+        if (!st.running && focusNext) { st.focus = true; focusNext = false; }
+        render(out, st);
+      });
     };
     form.addEventListener("submit", (ev) => { ev.preventDefault(); go(area.value); });
+    area.addEventListener("keydown", (ev) => {             // Ctrl+Enter (Cmd+Enter on a Mac) matches
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); go(area.value); }
+    });
+    // Back from an entry: the last results again, from this tab's session storage (a page the browser kept whole
+    // in its back-forward cache still shows them as they were)
+    const last = saved();
+    if (last && !out.childElementCount) render(out, Object.assign(last, { restored: true }));
     const factsInput = doc.getElementById("errbook-facts");
     if (factsInput) {
       factsInput.addEventListener("change", () => {
