@@ -617,7 +617,8 @@ def test_paste_page_verdict_first_summary_and_back(browser, real_site):
             "return document.getElementById('errbook-results').dataset.state === 'done'"))
         v = wait_for(lambda: browser.execute_script(
             "const a = document.activeElement; if (!a || !a.classList.contains('eb-verdict')) return null;"
-            "const r = a.getBoundingClientRect(); return {text: a.innerText, top: r.top, bottom: r.bottom, vh: innerHeight,"
+            "const r = a.getBoundingClientRect();"
+            "return {text: a.innerText, top: r.top, bottom: r.bottom, vh: innerHeight,"
             " first: a === document.getElementById('errbook-results').firstElementChild};"))
         assert v["text"].startswith("RMN-0001: ") and re.search(r"— (strong|good) match$", v["text"]), v
         assert v["first"] and 0 <= v["top"] and v["bottom"] <= v["vh"], v
