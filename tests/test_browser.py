@@ -621,7 +621,7 @@ def test_paste_page_verdict_first_summary_and_back(browser, real_site):
             "return {text: a.innerText, top: r.top, bottom: r.bottom, vh: innerHeight,"
             " first: a === document.getElementById('errbook-results').firstElementChild};"))
         assert v["text"].startswith("RMN-0001: ") and re.search(r"— (strong|good) match$", v["text"]), v
-        assert v["first"] and 0 <= v["top"] and v["bottom"] <= v["vh"], v
+        assert v["first"] and v["top"] >= 0 and v["bottom"] <= v["vh"], v
         browser.execute_script("window.__copied = null; document.addEventListener('copy', (ev) => {"
                                " window.__copied = (ev.target && ev.target.value !== undefined) ? ev.target.value"
                                " : String(document.getSelection()); }, true);")
@@ -645,9 +645,9 @@ def test_paste_page_verdict_first_summary_and_back(browser, real_site):
         # the home page's first screen offers the paste page, on a phone too
         browser.get(f"{real_site}/")
         cta = browser.find_element(By.CSS_SELECTOR, "a.eb-cta")
-        r = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom, innerHeight]",
-                                   cta)
-        assert 0 <= r[0] and r[1] <= r[2], r
+        r = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom, innerHeight]", cta)
+        assert r[0] >= 0 and r[1] <= r[2], r
         cta.click()
         wait_for(lambda: browser.current_url.rstrip("/").endswith("/triage"))
     finally:
