@@ -443,6 +443,7 @@ def test_run_page_title_badges_backlink_and_truncation(rich):
     art = article(html)
     t = squash(text_of(art))
     assert "static: passed (2/2 checks)" in t and "rocm: skipped" in t
+    assert "3 of 3 checks ran on this machine." in t
     assert 'eb-badge eb-passed' in art and 'eb-badge eb-skipped' in art
     assert 'href="../../../entries/RMN-0001/"' in art
     assert "line 4999" not in t and "Output truncated for the page" in t
@@ -453,6 +454,16 @@ def test_run_page_title_badges_backlink_and_truncation(rich):
     ids = set(re.findall(r'id="([^"]+)"', html))
     anchors = re.findall(r'<a href="#([^"]+)" class="md-nav__link"', html)
     assert anchors and not [a for a in anchors if a not in ids]        # no broken table-of-contents anchors
+
+
+def test_run_page_headline_counts_the_checks_that_ran():
+    from errbook.web import runpage
+    tiers = {"static": {"outcome": "passed", "checks": 2, "passed": 2},
+             "toolchain": {"outcome": "failed", "checks": 1, "passed": 0},
+             "gpu": {"outcome": "skipped", "checks": 3, "passed": 0, "reason": "no GPU"},
+             "rocm": {"outcome": "skipped", "reason": "no AMD GPU"}, "odd": {"checks": True}, "bad": "x"}
+    assert runpage.checks_ran(tiers) == (3, 6)
+    assert runpage.checks_ran({}) == (0, 0)
 
 
 def test_oversize_notebook_gets_a_page_but_no_download(rich):

@@ -139,6 +139,18 @@ def run_page(name: str, nb: dict | None, rec: dict | None, entry, problem: str, 
     return "\n".join(md) + "\n"
 
 
+def checks_ran(tiers: dict) -> tuple[int, int]:
+    """(checks of the tiers that ran, checks of all tiers): a tier that ran passed or failed; a skipped one did not
+    run, whatever it holds (a page whose checks were mostly skipped says so first)."""
+    ran = total = 0
+    for v in tiers.values():
+        n = v.get("checks") if isinstance(v, dict) else None
+        if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+            total += n
+            ran += n if v.get("outcome") in ("passed", "failed") else 0
+    return ran, total
+
+
 def _run_header(name: str, rec: dict | None, entry) -> list[str]:
     """Title, the entry it belongs to, and the outcome per tier (or that no ledger record names the notebook)."""
     eid = str((rec or {}).get("entry") or (entry.id if entry else name.split("--")[0]))
@@ -162,6 +174,10 @@ def _run_header(name: str, rec: dict | None, entry) -> list[str]:
         checks = f" ({v.get('passed', 0)}/{v.get('checks')} checks)" if isinstance(v.get("checks"), int) else ""
         badges.append(badge(oc, f"{t}: {oc}{checks}"))
     md.append(" ".join(badges) + "\n")
+    ran, total = checks_ran(tiers)
+    if total:
+        md.append(f"**{ran} of {total} checks ran** on this machine"
+                  + ("; the others were skipped, each with its reason below." if ran < total else ".") + "\n")
     secs = f" · {float(rec['seconds']):.1f} s" if isinstance(rec.get("seconds"), (int, float)) else ""
     md.append(f"Outcome **{inline(rec.get('outcome', ''))}** · commit "
               f"{code_span(str(rec.get('commit', ''))[:12]) or '—'}"
