@@ -107,7 +107,7 @@ def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     bad = tmp_path / "tally.jsonl"
     bad.write_bytes(b"\xff\xfe garbage\n{\"top\": 5}\n{\"top\": \"RMN-0001\"}\n")
     r = errbook("triage", "--show-tally", "--tally", str(bad), root=REPO)
-    assert r.returncode == 0 and r.stdout.split() == [b"1", b"RMN-0001"] and b"2 line(s)" in r.stderr
+    assert r.returncode == 0 and r.stdout.split() == [b"1", b"RMN-0001"] and b"2 lines" in r.stderr
 
 
 @pytest.mark.parametrize("name,data,line", [

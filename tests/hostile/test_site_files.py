@@ -222,7 +222,7 @@ def test_concurrent_runs_of_one_entry_publish_whole_notebooks(tmp_path):
     (root / "sync").mkdir()
     runs = root / RUNS
     cmd = [sys.executable, "-m", "errbook.cli", "--root", str(root), "run", "RMN-0002", "--tier", "static",
-           "--no-progress", "--json", "--timeout", "900"]
+           "--record", "--no-progress", "--json", "--timeout", "900"]     # --record: the published notebook
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
              for _ in range(2)]
     try:
