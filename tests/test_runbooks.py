@@ -183,3 +183,79 @@ def test_fix_check_reads_only_the_fix():
     with pytest.raises(AssertionError,
                        match=r"still contains the reproduction's output: 'arch NVIDIA H200' \(all 2 line"):
         rb.expect_no_signature(cuda + "torch.float16 FLASH OK\n")
+
+
+FAKE_ROCM_TORCH = '''"""A stand-in for a ROCm build of PyTorch on an MI300X, for tests only: no GPU is touched."""
+__version__ = "2.5.0+rocm6.2"
+
+
+class version:
+    hip = "6.2.41133"
+    cuda = None
+
+
+class _C:
+    @staticmethod
+    def _cuda_getArchFlags():
+        return "gfx942"
+
+
+class _Props:
+    name, major, minor, gcnArchName, warp_size = "AMD Instinct MI300X (fake)", 9, 4, "gfx942:sramecc+:xnack-", 64
+
+
+class cuda:
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def device_count():
+        return 1
+
+    @staticmethod
+    def get_device_properties(i):
+        return _Props()
+'''
+ROCM_CHECK = ('@rb.check("static", "fine")\ndef _():\n    assert 2 + 2 == 4\n\n'
+              '@rb.check("rocm", "the ROCm torch sees an AMD GPU", needs="torch-rocm")\ndef _():\n'
+              '    import torch\n    assert torch.version.hip and torch.cuda.is_available()\n'
+              '    arch = torch.cuda.get_device_properties(0).gcnArchName\n    print("gcnArchName", arch)\n'
+              '    assert arch.startswith("gfx942")')
+
+
+@pytest.mark.slow
+def test_the_rocm_tier_code_path_on_a_fake_rocm_platform(mini_root, tmp_path):
+    """Issue 26 item 5, as far as this machine allows: with a stand-in ROCm torch on the path, `errbook platform`
+    offers the rocm tier, `errbook run --tier rocm` runs the rocm checks and records them under a ROCm
+    fingerprint (in a scratch ledger; the real one holds no rocm pass, see test_no_record_claims_a_rocm_pass)."""
+    fake = tmp_path / "fake"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text(FAKE_ROCM_TORCH, encoding="utf-8")
+    base = yaml.safe_load(BASE_ENTRY.read_text(encoding="utf-8"))
+    d = dict(base, id="RMN-0007", aliases=[], related=[])
+    d["verification"] = {"runbook": "runbooks/compile/RMN-0007.ipynb", "tiers": ["static", "rocm"]}
+    (mini_root / "errata" / "compile" / "RMN-0007.yaml").write_text(yaml.safe_dump(d, allow_unicode=True))
+    nb = scaffold.build_notebook("RMN-0007", "fixture", "A runbook with a rocm check.", [("code", ROCM_CHECK)])
+    scaffold.write_notebook(mini_root / "runbooks" / "compile" / "RMN-0007.ipynb", nb)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(fake), str(REPO / "scripts")]))
+    cli = [sys.executable, "-m", "errbook.cli", "--root", str(mini_root)]
+    plat = json.loads(subprocess.run(cli + ["platform", "--json"], capture_output=True, env=env, timeout=300).stdout)
+    assert plat["tiers"]["rocm"] is None, plat["tiers"]
+    led = tmp_path / "ledger.jsonl"
+    r = subprocess.run(cli + ["run", "RMN-0007", "--tier", "static,rocm", "--ledger", str(led), "--out",
+                              str(tmp_path / "nb"), "--json", "--no-progress"], capture_output=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (rec,) = json.loads(r.stdout)["records"]
+    assert rec["tiers"]["rocm"]["outcome"] == "passed" and rec["tiers"]["static"]["outcome"] == "passed"
+    assert rec["fingerprint"]["platform"] == "rocm" and "gfx942" in rec["platform_label"], rec
+    (executed,) = (tmp_path / "nb").glob("RMN-0007--*.ipynb")
+    assert "gcnArchName gfx942" in executed.read_text(encoding="utf-8")
+
+
+def test_no_record_claims_a_rocm_pass():
+    """Nobody here has an AMD GPU: the team's ledger must not say otherwise."""
+    recs, _ = ledger.read(REPO / "runbooks" / "ledger.jsonl")
+    assert recs
+    assert not [r["entry"] for r in recs if (r.get("tiers") or {}).get("rocm", {}).get("outcome") == "passed"]
