@@ -609,7 +609,8 @@ def test_paste_page_verdict_first_summary_and_back(browser, real_site):
     try:
         open_paste(browser, real_site)
         browser.execute_script("sessionStorage.clear()")
-        log = "SECRET-MARKER-9c1d\nk.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
+        log = ("SECRET-MARKER-9c1d\nk.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
+               "step 4 of 7: fatal: the quux did not zorb (code 17)\n")
         area = browser.find_element(By.ID, "errbook-log")
         browser.execute_script("arguments[0].value = arguments[1]", area, log)
         area.send_keys(Keys.CONTROL, Keys.ENTER)
@@ -622,6 +623,9 @@ def test_paste_page_verdict_first_summary_and_back(browser, real_site):
             " first: a === document.getElementById('errbook-results').firstElementChild};"))
         assert v["text"].startswith("RMN-0001: ") and re.search(r"— (strong|good) match$", v["text"]), v
         assert v["first"] and v["top"] >= 0 and v["bottom"] <= v["vh"], v
+        # below the matches, the error lines no entry explains (item 4): the quux line, not the explained one
+        unexplained = browser.find_element(By.CSS_SELECTOR, "pre.eb-unexplained").text
+        assert unexplained.strip() == "3: step 4 of 7: fatal: the quux did not zorb (code 17)", unexplained
         browser.execute_script("window.__copied = null; document.addEventListener('copy', (ev) => {"
                                " window.__copied = (ev.target && ev.target.value !== undefined) ? ev.target.value"
                                " : String(document.getSelection()); }, true);")

@@ -131,3 +131,28 @@ def test_a_machine_facts_file_reranks_alike_in_both_engines(kb, machine):
         py = json.loads(json.dumps(ranking.rank(scan, know, machine_facts=mf, machine_bonus=bonus)))
         assert py == js[c["name"]], c["name"]
     assert bonus or machine == "cuda-h200"
+
+
+def test_the_page_and_the_cli_list_the_same_unexplained_error_lines(kb, tmp_path):
+    """The error lines no diagnosis explains (the paste page lists them under the matches; `--format markdown`
+    does too): engine.js's unexplainedLines equals cli/formats/loglines.unexplained on real and unseen logs."""
+    import io
+
+    from errbook.cli.formats import base, loglines
+    from errbook.triage import textenc
+    active, m, know, b = kb
+    logs = sorted((REPO / "errata" / "corpus" / "real").glob("*.log"))[:40] \
+        + sorted((REPO / "errata" / "corpus" / "unseen").glob("*.log"))[:80]
+    cases, want = [], []
+    for p in logs:
+        raw = p.read_bytes()
+        stream, _ = textenc.utf8_stream(io.BytesIO(raw))
+        text = stream.read().decode("utf-8", "replace")
+        results = json.loads(json.dumps(ranking.match_text(m, know, text)))
+        f = tmp_path / "log"
+        f.write_text(text, encoding="utf-8")
+        want.append(loglines.unexplained([(str(f), "")], base.explained_lines(results)))
+        cases.append({"text": text, "results": results})
+    got = node({"bundle": b, "unexplained": cases})
+    assert got == want
+    assert sum(map(len, want)) > 50            # the comparison had lines to compare

@@ -33,6 +33,10 @@ process.stdin.on("end", () => {
     process.stdout.write(JSON.stringify(req.trouble.map((ls) => [engine.reportsTrouble(eng, ls), engine.firstFailureLine(eng, ls)])));
     return;
   }
+  if (req.unexplained) {  // {"bundle", "unexplained": [{"text", "results"}, ...]} -> [[{line, text}, ...], ...]
+    process.stdout.write(JSON.stringify(req.unexplained.map((c) => engine.unexplainedLines(eng, c.text, c.results, 10))));
+    return;
+  }
   if (req.texts) {
     process.stdout.write(JSON.stringify(req.texts.map((t) => engine.tokens(eng, t))));
     return;

@@ -634,6 +634,25 @@
     return line === undefined ? null : Array.from(line).slice(0, eng.retrieval.first_line_cap).join("");
   }
 
+  // cli/formats/loglines.py unexplained(): the log's failure lines (each physical line's first cleaned sub-line that
+  // reports a failure, by first_failure_line's test) that no diagnosis has as evidence, in order, at most `limit`
+  function unexplainedLines(eng, text, results, limit) {
+    const t = troubleRx(eng);
+    const explained = new Set();
+    for (const r of results) {
+      if (r.level !== "diagnosis") continue;
+      for (const ev of r.evidence || []) for (const l of ev.lines || []) explained.add(`${l.source || ""}\u0000${l.line}`);
+    }
+    const out = [];
+    const lines = String(text).split(eng.spec.breaks);
+    for (let i = 0; i < lines.length && out.length < limit; i++) {
+      if (!t.rx.failure.test(lines[i]) || explained.has(`\u0000${i + 1}`)) continue;
+      const sub = clean(capRaw(lines[i], eng.spec.rawCap), eng.spec).find((x) => !t.rx.info.test(x) && isFailure(t, x));
+      if (sub !== undefined) out.push({ line: i + 1, text: sub });
+    }
+    return out;
+  }
+
   function decide(ranked, qnorm, distinct, cal, top, related) {
     const entries = ranked.filter((x) => !x[1].startsWith("benign:"));
     if (!entries.length || qnorm <= 0) return [];
@@ -718,6 +737,7 @@
     logEncoding: logEncoding, decodeLog: decodeLog,
     // for the shared truth tables and the fuzz of tests/test_twins.py and tests/test_twins_fuzz.py
     holds: holds, reportsTrouble: reportsTrouble, firstFailureLine: firstFailureLine, machineOf: machineOf,
+    unexplainedLines: unexplainedLines,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;

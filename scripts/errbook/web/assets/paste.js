@@ -32,6 +32,8 @@
       vObserved: (n) => `No known problem named in your log; ${n} condition${n === 1 ? "" : "s"} worth knowing`,
       vNone: (lines) => `No known entry matched (${lines} lines)`,
       vNoneFirst: (line) => `No known entry matched; first failure line: ${line}`,
+      vUnexplained: (n) => `No known entry; ${n} error line${n === 1 ? "" : "s"} unexplained`,
+      unexplained: (n, more) => `Error lines no entry explains (${n}${more ? ", the first ones" : ""}):`,
       strongW: "strong match", goodW: "good match", weakW: "weak match",
       copySummary: "Copy summary", summaryCopied: "Summary copied (no log text)",
       restored: "Your last results on this page, kept in this browser tab only. Paste a log to match again.",
@@ -68,6 +70,8 @@
       vObserved: (n) => `日志中没有指明已知问题的报错；有 ${n} 项值得注意的情况`,
       vNone: (lines) => `没有匹配的已知条目（${lines} 行）`,
       vNoneFirst: (line) => `没有匹配的已知条目；第一条失败信息：${line}`,
+      vUnexplained: (n) => `没有已知条目；${n} 行报错未得到解释`,
+      unexplained: (n, more) => `没有条目解释的报错行（${n}${more ? "，仅列出前几行" : ""}）：`,
       strongW: "强匹配", goodW: "较好匹配", weakW: "弱匹配",
       copySummary: "复制摘要", summaryCopied: "摘要已复制（不含日志内容）",
       restored: "这是你在本页的上一次结果，只保存在当前浏览器标签页中。粘贴日志可重新匹配。",
@@ -250,6 +254,7 @@
       return t("vDiag", answers[0].id, title(answers[0]), t(`${level}W`) || level, answers.length);
     }
     if (res.length) return t("vObserved", res.length);
+    if (st.unexplained && st.unexplained.length) return t("vUnexplained", st.unexplained.length);
     return st.first ? t("vNoneFirst", st.first) : t("vNone", st.nlines);
   }
 
@@ -281,7 +286,7 @@
   const SAVED = "errbook-paste-last";           // sessionStorage: this tab only, never sent anywhere
   function save(st) {
     try {
-      const keep = { results: st.results, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete,
+      const keep = { results: st.results, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete, unexplained: st.unexplained,
                      skipped: st.skipped, remaining: st.remaining, budget: st.budget };
       root.sessionStorage.setItem(SAVED, JSON.stringify(keep));
     } catch (e) { /* storage full or off: nothing is kept */ }
@@ -328,6 +333,12 @@
     }
     if (st.note) out.appendChild(el("p", st.note));
     res.slice(0, 5).forEach((r, rank) => out.appendChild(card(r, rank, bundle, weights)));
+    if (st.unexplained && st.unexplained.length) {          // as Dr. CI does: what the matches leave unexplained
+      out.appendChild(el("p", t("unexplained", st.unexplained.length, st.unexplained.length >= 10), "eb-evidence-title eb-unexplained-title"));
+      const pre = el("pre", null, "eb-evidence eb-unexplained");
+      st.unexplained.forEach((l) => pre.appendChild(doc.createTextNode(`${String(l.line).padStart(6)}: ${l.text}\n`)));
+      out.appendChild(pre);
+    }
     if (!answers.length && !st.running) nextSteps(out, st);
     if (!st.running) {
       const cp = el("button", t("copySummary"), "md-button eb-copy-summary");
@@ -407,15 +418,17 @@
       const base = { text: text, nlines: nlines, budget: budget };
       const w = take();
       if (!w) {                                            // no Worker here: match on this thread
-        const r = api.triageText(api.compile(root.ERRBOOK_BUNDLE), text, "", machineValues);
-        update(Object.assign(base, { results: r.results, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0) }));
+        const eng = api.compile(root.ERRBOOK_BUNDLE);
+        const r = api.triageText(eng, text, "", machineValues);
+        update(Object.assign(base, { results: r.results, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0),
+                                     unexplained: api.unexplainedLines(eng, text, r.results, 10) }));
         return;
       }
       ask(w, text, budget, (msg) => {
         if (my !== run) return;
         if (msg && msg.ok) {
           give(w);
-          update(Object.assign(base, { results: msg.results, first: msg.first, complete: true, ms: Math.round(performance.now() - t0) }));
+          update(Object.assign(base, { results: msg.results, first: msg.first, unexplained: msg.unexplained, complete: true, ms: Math.round(performance.now() - t0) }));
         } else if (msg) {
           give(w);
           update(Object.assign(base, { error: msg.error }));

@@ -12,7 +12,11 @@ self.onmessage = function (ev) {
     if (!eng) eng = ErrbookTriage.compile(self.ERRBOOK_BUNDLE);
     const t0 = Date.now();
     const r = ErrbookTriage.triageText(eng, String(m.text || ""), m.source || "", m.facts || null);
-    self.postMessage({ id: m.id, ok: true, results: r.results, first: r.firstFailureLine, ms: Date.now() - t0 });
+    const text = String(m.text || "");
+    // the error lines no diagnosis explains (the CLI's --format markdown lists the same ones)
+    const unexplained = ErrbookTriage.unexplainedLines(eng, text, r.results, 10);
+    self.postMessage({ id: m.id, ok: true, results: r.results, first: r.firstFailureLine, unexplained: unexplained,
+                       ms: Date.now() - t0 });
   } catch (e) {
     self.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
   }
