@@ -2,7 +2,7 @@
 import xml.etree.ElementTree as ET
 from urllib.parse import urlsplit
 
-from errbook.web import whatsnew
+from errbook.web import addresses, whatsnew
 
 A = "{http://www.w3.org/2005/Atom}"
 
@@ -62,6 +62,8 @@ def test_page_links_entries_and_the_feed_and_escapes_titles():
     md = whatsnew.page(news)
     assert "(entries/RMN-0003.md)" in md and "(feed.xml)" in md and "## 2026-12-01" in md
     assert "<script>" not in md
+    assert ": Why? Published" in whatsnew.page(whatsnew.items([entry("RMN-0004", "2026-12-01T00:00:00Z",
+                                                                      title="Why?")], []))
     assert "Nothing published yet" in whatsnew.page([])
 
 
@@ -83,6 +85,12 @@ def test_atom_has_the_required_elements_and_keeps_the_newest():
         assert e.find(A + "link").get("href").startswith("https://ex.org/kb/entries/RMN-")
     assert len({e.find(A + "id").text for e in got}) == len(got)
     assert "<&>" in got[0].find(A + "title").text             # escaped in the XML, text again once parsed
+
+
+def test_absolute_urls_keep_the_site_url_path():
+    assert addresses.absolute("https://ex.org/kb/", "entries/RMN-0001/") == "https://ex.org/kb/entries/RMN-0001/"
+    assert addresses.absolute("https://ex.org/kb", "/feed.xml") == "https://ex.org/kb/feed.xml"
+    assert addresses.absolute(None, "feed.xml") == "/feed.xml"
 
 
 def test_built_site_has_the_page_and_a_feed_linking_existing_pages(built):

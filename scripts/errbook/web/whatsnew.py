@@ -96,7 +96,8 @@ def page(news: list[Item]) -> str:
         if i.day != day:
             day = i.day
             md.append(f"\n## {day}\n")
-        md.append(f"- **{KINDS[i.kind]}** [{i.eid}]({addresses.entry_src(i.eid)}): {inline(i.title)}. "
+        stop = "" if i.title.rstrip()[-1:] in ".?!" else "."
+        md.append(f"- **{KINDS[i.kind]}** [{i.eid}]({addresses.entry_src(i.eid)}): {inline(i.title)}{stop} "
                   f"{inline(i.detail)}")
     if not news:
         md.append("Nothing published yet.")
