@@ -28,6 +28,8 @@ GENERATED = {
     "machine_checks": "machine-checks.md",
     "schema": "schema/index.md",
     "schema_json": "schema/entry-1.schema.json",
+    "whats_new": "whats-new.md",
+    "feed": "feed.xml",
 }
 # hand-written pages that generated pages link to
 DOCS = {
@@ -51,6 +53,12 @@ def run_page_src(notebook: str) -> str:
     stem = notebook.rsplit("/", 1)[-1]
     stem = stem[:-len(".ipynb")] if stem.endswith(".ipynb") else stem
     return f"{RUNS_DIR}/{stem}.md"
+
+
+def absolute(site_url: str | None, url: str) -> str:
+    """A site-root-relative page URL (MkDocs' File.url) as an absolute one under site_url, for the feed."""
+    base = site_url or "/"
+    return base.rstrip("/") + "/" + url.lstrip("/")
 
 
 def site_urls(to_url: Callable[[str], str]) -> dict:

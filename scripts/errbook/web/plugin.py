@@ -26,7 +26,7 @@ from errbook.kb import drafts, usable, verified
 from errbook.kb import entries as entries_mod
 from errbook.machine import facts
 from errbook.runbooks import ledger
-from errbook.web import addresses, entrypage, indexpages, livepreview, pagecache, phrases, refs, runpage
+from errbook.web import addresses, entrypage, indexpages, livepreview, pagecache, phrases, refs, runpage, whatsnew
 from errbook.web import bundle as bundle_mod
 from errbook.web.escape import RawBlocks
 
@@ -255,6 +255,10 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                   indexpages.machine_checks_page(published, facts.VOCAB))
         self._add(files, config, addresses.PAGES["matrix"],
                   indexpages.matrix_page(published, self.records, self.ledger_problems, notebooks))
+        news = whatsnew.items(published, self.records)
+        self._add(files, config, addresses.GENERATED["whats_new"], whatsnew.page(news))
+        self._add(files, config, addresses.GENERATED["feed"], whatsnew.atom(
+            news, lambda src: addresses.absolute(config.site_url, File(src, "", "", config.use_directory_urls).url)))
         schema = json.loads(paths.SCHEMA_PATH.read_text(encoding="utf-8"))
         self._add(files, config, addresses.GENERATED["schema"], indexpages.schema_page(schema))
         self._add(files, config, addresses.GENERATED["schema_json"], json.dumps(schema, indent=2, ensure_ascii=False))
@@ -319,17 +323,21 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                   file=sys.stderr)
 
     def on_post_page(self, output, page, config):
-        return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url))
+        return self._head_script(output, get_relative_url(HEAD_SCRIPT, page.url),
+                                 get_relative_url(addresses.GENERATED["feed"], page.url))
 
     def on_post_template(self, output, template_name, config):
         if template_name == "404.html":      # served at any depth: the site_url's path, not a relative one
             base = urlsplit(config.site_url or "/").path or "/"
-            return self._head_script(output, base.rstrip("/") + "/" + HEAD_SCRIPT)
+            return self._head_script(output, base.rstrip("/") + "/" + HEAD_SCRIPT,
+                                     base.rstrip("/") + "/" + addresses.GENERATED["feed"])
         return output
 
     @staticmethod
-    def _head_script(output: str, src: str) -> str:
-        tag = f'<script src="{src}"></script>'
+    def _head_script(output: str, src: str, feed: str) -> str:
+        # the feed link lets a browser or feed reader find the What's new feed from any page
+        tag = (f'<link rel="alternate" type="application/atom+xml" title="errbook: what\'s new" href="{feed}">'
+               f'<script src="{src}"></script>')
         return output.replace("</head>", tag + "</head>", 1) if "</head>" in output else output
 
     def on_serve(self, server, config, builder):
