@@ -11,8 +11,8 @@ from conftest import REPO
 from errbook.cli import app
 from errbook.cli.formats import base as fbase
 from errbook.cli.formats import context as fcontext
-
-mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install -e '.[mcp]') is not installed")
+from errbook.cli.mcptools import Tools
+from errbook.web import addresses
 
 SITE = "https://errbook.example.org/team/"
 TOOLS = {"triage", "show", "search", "doctor"}
@@ -24,6 +24,7 @@ def _url(eid: str) -> str:
 
 
 async def _session(calls: list[tuple[str, dict]]) -> tuple[list, list]:
+    mcp = pytest.importorskip("mcp", reason="the mcp extra (pip install -e '.[mcp]') is not installed")
     params = mcp.StdioServerParameters(
         command=sys.executable, args=["-m", "errbook.cli", "--root", str(REPO), "mcp", "--site-url", SITE],
         env={"PYTHONPATH": str(REPO / "scripts"), **{k: os.environ[k] for k in ("ERRBOOK_CACHE",) if k in os.environ}},
@@ -91,3 +92,14 @@ def test_without_the_sdk_it_is_one_line_and_exit_2(monkeypatch, capsys):
     assert app.main(["--root", str(REPO), "mcp"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'errbook[mcp]'" in err
+
+
+def test_relative_links_say_so_and_a_benign_log_gets_no_answer():
+    tools = Tools(REPO, site_url="")
+    benign = (REPO / "errata" / "corpus" / "benign" / "A-hipconfig-amd.log").read_text(encoding="utf-8")
+    t = tools.triage(benign)
+    assert t["answers"] == [] and t["verdict"] == "no entry matched" and t["links_note"]
+    s = tools.search("hipErrorNoBinaryForGpu", top=1)
+    assert [r["id"] for r in s["results"]] == ["RMN-0090"]
+    url = s["results"][0]["url"]
+    assert url == fbase.page_url(addresses.entry_src("RMN-0090")) and "://" not in url
