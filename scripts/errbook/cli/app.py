@@ -19,6 +19,7 @@ from errbook.cli import (
     evaluate,
     helptext,
     ledger,
+    mcp,
     new,
     platforminfo,
     run,
@@ -34,7 +35,8 @@ from errbook.common import term
 from errbook.errors import ErrbookError
 
 # In the order `errbook --help` lists them.
-SUBCOMMANDS = (validate, new, serve, build, triage, show, search, doctor, run, evaluate, stale, platforminfo, ledger)
+SUBCOMMANDS = (validate, new, serve, build, triage, show, search, doctor, mcp, run, evaluate, stale, platforminfo,
+               ledger)
 SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
 
 

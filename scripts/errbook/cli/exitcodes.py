@@ -19,6 +19,7 @@ BY_COMMAND: dict[str, dict[ExitCode, str]] = {
     "show": {ExitCode.OK: "shown", ExitCode.ERROR: "no entry has that id or alias"},
     "search": {ExitCode.OK: "found", ExitCode.FINDINGS: "nothing found", ExitCode.ERROR: "usage error"},
     "doctor": {ExitCode.OK: "nothing applies", ExitCode.FINDINGS: "something applies", ExitCode.ERROR: "error"},
+    "mcp": {ExitCode.OK: "the client closed the connection", ExitCode.ERROR: "the mcp package is not installed"},
     "validate": {ExitCode.OK: "ok", ExitCode.FINDINGS: "findings", ExitCode.ERROR: "usage"},
     "new": {ExitCode.OK: "created", ExitCode.ERROR: "not created"},
     "run": {ExitCode.OK: "all passed (--dry-run: none would run)",

@@ -43,6 +43,8 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
                ('errbook search "hipErrorNoBinaryForGpu" --top 1 --json', "the best entry as JSON")],
     "doctor": [("errbook doctor", "known problems this machine is exposed to"),
                ("errbook doctor --collect > facts.json", "save the facts to triage another machine's log")],
+    "mcp": [("errbook mcp", "what an assistant starts: MCP on stdin/stdout"),
+            ("errbook mcp --site-url https://errbook.example.org/", "link answers to the team's site")],
     "run": [("errbook run RMN-0090", "one runbook as a trial: the team's ledger and run pages untouched"),
             ("errbook run --changed --tier static,toolchain --record", "re-run what changed and record it"),
             ("errbook run --changed --dry-run", "which runbooks lack a record of this machine")],
