@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,13 +19,22 @@ from pathlib import Path
 
 import pytest
 
+from errbook import __version__
 from errbook.kb import entries
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "errata" / "corpus" / "real" / "RMN-0090-1.log"
 FACTS = REPO / "tests" / "doctor_machines" / "container-no-kfd.json"
 
-pytestmark = pytest.mark.slow
+
+
+def test_the_changelog_has_the_packaged_version():
+    """Keep a Changelog: the header says so, and the version the wheel carries has its section."""
+    text = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "[Keep a Changelog](https://keepachangelog.com/" in text.split("\n## ", 1)[0]
+    project = re.search(r'^version = "([^"]+)"$', (REPO / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert project and project.group(1) == __version__
+    assert re.search(rf"^## \[{re.escape(__version__)}\] - ", text, re.M)
 
 
 def _repo_copy(dest: Path) -> Path:
@@ -78,6 +88,7 @@ def _here(*args: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_version_names_the_snapshot_and_its_entry_count(installed):
     loaded, _ = entries.load_all(REPO)
     newest = max(str(e.data.get("modified") or e.data.get("published"))[:10] for e in loaded)
@@ -89,6 +100,7 @@ def test_version_names_the_snapshot_and_its_entry_count(installed):
     assert "the checkout" in here.stdout and f"entries: {len(loaded)}," in here.stdout
 
 
+@pytest.mark.slow
 def test_triage_from_the_snapshot_answers_as_the_checkout_does(installed):
     r = _errbook(installed, "triage", "--json", str(LOG))
     here = _here("triage", "--json", str(LOG))
@@ -98,6 +110,7 @@ def test_triage_from_the_snapshot_answers_as_the_checkout_does(installed):
     assert ids == [m["id"] for m in json.loads(here.stdout)["matches"]]
 
 
+@pytest.mark.slow
 def test_doctor_from_the_snapshot_answers_as_the_checkout_does(installed):
     r = _errbook(installed, "doctor", "--json", "--facts", str(FACTS))
     here = _here("doctor", "--json", "--facts", str(FACTS))
@@ -106,11 +119,13 @@ def test_doctor_from_the_snapshot_answers_as_the_checkout_does(installed):
     assert got and got == [a["id"] for a in json.loads(here.stdout)["applies"]]
 
 
+@pytest.mark.slow
 def test_show_reads_the_snapshot(installed):
     r = _errbook(installed, "show", "RMN-0090")
     assert r.returncode == 0 and r.stdout.startswith("RMN-0090"), r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cmd", [["new", "runtime", "A title"], ["validate"], ["build"], ["run", "--dry-run", "--all"],
                                  ["ledger"]])
 def test_commands_that_need_a_checkout_refuse_the_snapshot(installed, cmd):
@@ -119,6 +134,7 @@ def test_commands_that_need_a_checkout_refuse_the_snapshot(installed, cmd):
     assert r.stderr.count("\n") == 1 and "needs a checkout" in r.stderr
 
 
+@pytest.mark.slow
 def test_root_points_at_a_checkout_instead(installed):
     r = _errbook(installed, "--root", str(REPO), "--version")
     assert r.returncode == 0 and f"the checkout {REPO}" in r.stdout

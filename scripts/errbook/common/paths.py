@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from errbook import __version__
 from errbook.errors import ErrbookError
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]        # errbook/ (this module is errbook/common/paths.py)
@@ -59,9 +58,10 @@ def user_cache_dir() -> Path:
 
 def cache_dir(root: Path) -> Path:
     """Where indexes built from root's entries are kept: a checkout's .cache/; for the snapshot (inside the
-    installed package, which is not ours to write) a folder of the user's cache, one per package version."""
+    installed package, which is not ours to write) a folder of the user's cache (the indexes are named by a
+    fingerprint of what they were built from, so another install's snapshot rebuilds rather than misreads)."""
     if is_snapshot(root):
-        return user_cache_dir() / f"snapshot-{__version__}"
+        return user_cache_dir() / "snapshot"
     return root / ".cache"
 
 
