@@ -12,7 +12,6 @@ import signal
 import sys
 import traceback
 
-from errbook import __version__
 from errbook.cli import (
     build,
     doctor,
@@ -29,6 +28,7 @@ from errbook.cli import (
     stale,
     triage,
     validate,
+    version,
 )
 from errbook.cli.exitcodes import ExitCode
 from errbook.common import term
@@ -61,7 +61,9 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="errbook", description="The ROCm migration error notebook toolkit.",
                                 epilog=helptext.examples_text("errbook"), formatter_class=helptext.ExamplesFormatter)
-    p.add_argument("--version", action="version", version=f"errbook {__version__}")
+    p.add_argument("--version", action=version.VersionAction,
+                   help="print the version, the knowledge base read (checkout or installed snapshot), its entry "
+                        "count and date, and exit")
     p.add_argument("--root", help="checkout root (default: found from the current directory or $ERRBOOK_ROOT)")
     p.add_argument("--print-completion", metavar="SHELL", choices=SHELLS, action=_PrintCompletion,
                    help="print the shell code for TAB completion and exit: eval \"$(errbook --print-completion "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from errbook.cli.common import mkdocs, root_of
+from errbook.cli.common import checkout_of, mkdocs
 
 
 def add_parser(sub) -> None:
@@ -13,4 +13,4 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return mkdocs(root_of(args), "build", ["--strict"] + (["-d", args.site_dir] if args.site_dir else []))
+    return mkdocs(checkout_of(args), "build", ["--strict"] + (["-d", args.site_dir] if args.site_dir else []))

@@ -1,4 +1,5 @@
-"""What several subcommands share: the checkout root from --root, durations, counts, dates, running MkDocs."""
+"""What several subcommands share: the checkout root from --root (or the installed snapshot), durations, counts,
+dates, running MkDocs."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +16,16 @@ from errbook.common import paths
 def root_of(args: argparse.Namespace) -> Path:
     """The checkout: --root (which must be one), else $ERRBOOK_ROOT or the nearest enclosing checkout."""
     return paths.checkout(Path(args.root).resolve(), "--root") if args.root else paths.repo_root()
+
+
+def checkout_of(args: argparse.Namespace) -> Path:
+    """root_of for the commands that write to a checkout or read more of it than the installed snapshot holds
+    (runbooks, docs, the ledger): the snapshot is refused in one line (exit 2)."""
+    root = root_of(args)
+    if paths.is_snapshot(root):
+        raise paths.NotACheckout(f"{args.cmd} needs a checkout of the knowledge base (git clone it, then run there "
+                                 "or give --root or $ERRBOOK_ROOT); only the installed read-only snapshot was found")
+    return root
 
 
 def seconds(text: str) -> float:

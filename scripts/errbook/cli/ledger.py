@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from errbook.cli.common import positive_int, root_of
+from errbook.cli.common import checkout_of, positive_int
 from errbook.cli.exitcodes import ExitCode
 from errbook.common import term
 
@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = root_of(args)
+    root = checkout_of(args)
     if args.merge:
         return merge(Path(args.merge).resolve(), root, args.settle, args.json)
     from errbook.kb import entries, verified

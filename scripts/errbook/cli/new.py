@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from errbook.cli.common import root_of
+from errbook.cli.common import checkout_of
 from errbook.cli.exitcodes import ExitCode
 
 
@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from errbook.kb import scaffold
     try:
-        epath, rpath = scaffold.new_entry(root_of(args), args.klass, args.title)
+        epath, rpath = scaffold.new_entry(checkout_of(args), args.klass, args.title)
     except scaffold.ScaffoldError as e:
         print(f"errbook new: {e}", file=sys.stderr)
         return ExitCode.ERROR

@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from errbook.cli.common import root_of, seconds
+from errbook.cli.common import checkout_of, seconds
 from errbook.cli.exitcodes import ExitCode
 
 BAD = ("failed", "error", "crashed", "timeout")
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             print("errbook run: --slurm merges into the ledger and keeps notebooks in docs/verification/runs; "
                   "--no-ledger and --out do not apply", file=sys.stderr)
             return ExitCode.ERROR
-        return run_slurm(args, root_of(args))
+        return run_slurm(args, checkout_of(args))
     fleet = [o for o, v in (("--fleet", args.fleet), ("--node-class", args.node_class), ("--partition", args.partition),
                             ("--constraint", args.constraint), ("--account", args.account), ("--time", args.time),
                             ("--gpus", args.gpus), ("--sbatch-arg", args.sbatch_arg), ("--spool", args.spool),
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     if fleet:
         print(f"errbook run: {', '.join(fleet)} only apply with --slurm", file=sys.stderr)
         return ExitCode.ERROR
-    return run_here(args, root_of(args))
+    return run_here(args, checkout_of(args))
 
 
 # ---------------------------------------------------------------- on this machine

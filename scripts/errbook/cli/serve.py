@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from errbook.cli.common import mkdocs_env, root_of
+from errbook.cli.common import checkout_of, mkdocs_env
 from errbook.cli.exitcodes import ExitCode
 from errbook.common import ports
 
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"errbook serve: {problem}", file=sys.stderr)
         return ExitCode.ERROR
-    root = root_of(args)
+    root = checkout_of(args)
     cmd = [sys.executable, "-m", "mkdocs", "serve", "-f", str(root / "mkdocs.yml"),
            "-a", f"{args.host}:{args.port}", "--livereload", "-w", str(root / "errata"), "-w", str(root / "runbooks")]
     return supervise(cmd, str(root))

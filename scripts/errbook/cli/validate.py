@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from errbook.cli.common import root_of
+from errbook.cli.common import checkout_of
 from errbook.cli.exitcodes import ExitCode
 from errbook.common import term
 
@@ -47,7 +47,7 @@ def entry_files(root: Path, names: list[str]) -> set[str]:
 
 def run(args: argparse.Namespace) -> int:
     from errbook.kb import validate
-    root = root_of(args)
+    root = checkout_of(args)
     try:
         only = entry_files(root, args.files) if args.files else None
     except ValueError as e:

@@ -9,6 +9,9 @@ from errbook.errors import ErrbookError
 PACKAGE_DIR = Path(__file__).resolve().parents[1]        # errbook/ (this module is errbook/common/paths.py)
 SCHEMA_PATH = PACKAGE_DIR / "kb" / "schema" / "entry.schema.json"
 ASSETS_DIR = PACKAGE_DIR / "web" / "assets"
+# An installed wheel's copy of the knowledge base (setup.py writes it; a checkout or an editable install has none):
+# the root when no checkout is found, read-only.
+SNAPSHOT_DIR = PACKAGE_DIR / "_snapshot"
 
 
 class NotACheckout(ErrbookError, FileNotFoundError):
@@ -24,7 +27,8 @@ def checkout(root: Path, named_by: str) -> Path:
 
 
 def repo_root(start: Path | None = None) -> Path:
-    """The checkout root: $ERRBOOK_ROOT, else the nearest parent holding errata/ and mkdocs.yml."""
+    """The checkout root: $ERRBOOK_ROOT, else the nearest parent holding errata/ and mkdocs.yml, else the checkout
+    of an editable install, else an installed wheel's snapshot (is_snapshot says which)."""
     env = os.environ.get("ERRBOOK_ROOT")
     if env:
         return checkout(Path(env).resolve(), "$ERRBOOK_ROOT")
@@ -36,7 +40,29 @@ def repo_root(start: Path | None = None) -> Path:
     guess = PACKAGE_DIR.parent.parent
     if (guess / "errata").is_dir():
         return guess
+    if (SNAPSHOT_DIR / "errata").is_dir():
+        return SNAPSHOT_DIR
     raise FileNotFoundError("not inside an errbook checkout (no errata/ and mkdocs.yml found); set ERRBOOK_ROOT")
+
+
+def is_snapshot(root: Path) -> bool:
+    """Whether root is the installed wheel's read-only snapshot rather than a checkout."""
+    return root.resolve() == SNAPSHOT_DIR.resolve()
+
+
+def user_cache_dir() -> Path:
+    """This user's cache folder: $ERRBOOK_CACHE, else $XDG_CACHE_HOME/errbook or ~/.cache/errbook."""
+    return Path(os.environ.get("ERRBOOK_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or
+                                                         Path.home() / ".cache") / "errbook")
+
+
+def cache_dir(root: Path) -> Path:
+    """Where indexes built from root's entries are kept: a checkout's .cache/; for the snapshot (inside the
+    installed package, which is not ours to write) a folder of the user's cache (the indexes are named by a
+    fingerprint of what they were built from, so another install's snapshot rebuilds rather than misreads)."""
+    if is_snapshot(root):
+        return user_cache_dir() / "snapshot"
+    return root / ".cache"
 
 
 def errata_dir(root: Path) -> Path:

@@ -121,7 +121,7 @@ def shipped_index(root: Path, entries) -> retrieval.Index:
     log (cached under .cache/, rebuilt when entries or logs change). The cache is read only as a regular file and
     only when its shape is an index's (any other file there is rebuilt over, atomically)."""
     fp = _fingerprint(root, entries)
-    cache = root / ".cache" / f"retrieval-{fp}.json"
+    cache = paths.cache_dir(root) / f"retrieval-{fp}.json"
     try:
         data = json.loads(regfile.read_regular(cache, MAX_CACHE_BYTES, follow=False))
         if not isinstance(data, dict) or data.get("fingerprint") != fp:    # another checkout state's index

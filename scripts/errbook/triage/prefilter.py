@@ -25,7 +25,7 @@ from pathlib import Path
 
 import re2
 
-from errbook.common import regfile
+from errbook.common import paths, regfile
 
 ID_SPACE = 1 << 16          # a hit is encoded as end offset * ID_SPACE + pattern id (plain ints sort fast)
 UNKNOWN = ID_SPACE - 1      # the engine found a candidate line but not which pattern
@@ -80,8 +80,7 @@ class _Hyperscan:
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("ERRBOOK_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or
-                                                         Path.home() / ".cache") / "errbook")
+    return paths.user_cache_dir()
 
 
 # The cache file: MAGIC, the pattern set's SHA-256, HMAC-SHA256(key, MAGIC + that hash + database), the database.

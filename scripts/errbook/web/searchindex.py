@@ -28,6 +28,7 @@ import pickle
 import re
 from pathlib import Path
 
+from errbook.common import paths
 from errbook.web import phrases
 from errbook.web.entrypage import ENTRY_SEARCH_BOOST
 
@@ -374,7 +375,7 @@ def for_checkout(root: Path) -> SiteSearch:
     from errbook.kb import entries as entries_mod
     from errbook.kb import usable
     fp = _fingerprint(root, entries_mod.entry_files(root))
-    cache = root / ".cache" / f"search-{fp}.pickle"
+    cache = paths.cache_dir(root) / f"search-{fp}.pickle"
     try:
         site = pickle.loads(regfile.read_regular(cache, MAX_CACHE_BYTES, follow=False))
         if isinstance(site, SiteSearch):
