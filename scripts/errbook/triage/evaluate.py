@@ -94,11 +94,6 @@ def _rate(n: int, d: int) -> float | None:
     return round(n / d, 4) if d else None
 
 
-def _answered(res: list[dict]) -> bool:
-    """An answer is a diagnosis or a likely entry; observations alone are not one (matcher.py, answer levels)."""
-    return any(r.get("level") in ("diagnosis", "likely") for r in res)
-
-
 def summarize(rows: list[dict]) -> dict:
     withexp = [r for r in rows if r["expect"] != "none"]
     n = len(withexp)
@@ -174,7 +169,7 @@ class Evaluator:
             rows.append({"name": c["name"], "expect": exp, "got": got[:3],
                          "stage": res[0]["confidence"] if res else "none",
                          "level": res[0]["level"] if res else "none",
-                         "answered": _answered(res),
+                         "answered": ranking.answered(res),
                          "group": group,
                          "class": self.klass.get(exp, "none"),
                          "kind": c.get("kind", "diagnostic"),
@@ -188,7 +183,7 @@ class Evaluator:
             res = ranking.decide(self._prepared(c, self.index_for(without_benign=c["name"])), know, cal)
             row = {"name": c["name"], "split": c["split"], "got": [r["id"] for r in res[:3]],
                    "confidence": res[0]["confidence"] if res else "none", "level": res[0]["level"] if res else "none"}
-            if _answered(res):
+            if ranking.answered(res):
                 fps.append(row)
             elif res:                     # observations only: listed, never counted as an answer
                 observed.append(row)

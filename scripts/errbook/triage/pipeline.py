@@ -95,7 +95,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
     facts = environment.from_notes(scan.notes)
     if facts:
         stats["environment"] = facts
-    if not any(r.get("level") in ("diagnosis", "likely") for r in results):    # no answer: what to search for
+    if not ranking.answered(results):    # no answer: what to search for
         line = retrieval.first_failure_line(scan.notes.get(retrieval.SAMPLE_NAME) or [])
         if line:
             stats["first_failure_line"] = line

@@ -91,6 +91,12 @@ def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dic
     return [r for r in out if r["id"] not in observed] + prep.results
 
 
+def answered(results: list[dict]) -> bool:
+    """Whether the results answer the log: a diagnosis or a likely entry; observations alone are not an answer
+    (matcher.py, answer levels)."""
+    return any(r.get("level") in ("diagnosis", "likely") for r in results)
+
+
 def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
          machine_bonus: dict | None = None) -> list[dict]:
     """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage), and
