@@ -26,7 +26,10 @@ def text(root_arg: str | None) -> str:
     else:
         lines.append(f"knowledge base: the checkout {root}")
     bad = f" ({len(errors)} unreadable: errbook validate)" if errors else ""
-    lines.append(f"entries: {len(loaded)}{bad}, newest modified {newest}")
+    # Active entries are what triage answers with; withdrawn ones stay on disk for their redirects.
+    live = sum(1 for _ in entries.active(loaded))
+    gone = f" ({len(loaded) - live} withdrawn)" if live != len(loaded) else ""
+    lines.append(f"entries: {live} active{gone}{bad}, newest modified {newest}")
     return "\n".join(lines)
 
 
