@@ -165,3 +165,24 @@ def test_gitlab_template_publishes_the_report():
     assert "errbook-triage.md" in job["artifacts"]["paths"] and job["artifacts"]["when"] == "always"
     assert any("ci/gitlab/errbook-triage.sh" in s for s in job["script"])
     assert {"ERRBOOK_LOGS", "ERRBOOK_ROOT", "ERRBOOK_SITE_URL", "ERRBOOK_FAIL_ON"} <= set(job["variables"])
+
+
+def test_annotation_preview_decodes_the_action_output(tmp_path):
+    """docs/ci.md's picture is drawn from the action's real output: the preview decodes the runner's escaping."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import annotation_preview
+
+    src = (REAL / "RMN-0075-1.log").read_text().replace("/projects/vllm_master/", f"{tmp_path}/")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "build.log").write_text(src)
+    r, summary, _ = _action(tmp_path, "logs/build.log")
+    (tmp_path / "commands.txt").write_text(r.stdout)
+    (tmp_path / "summary.md").write_text(summary)
+    (ann,) = annotation_preview.parse(r.stdout)
+    assert ann["kind"] == "error" and ann["file"] == "csrc/cache_kernels.hip" and ann["line"] == "252"
+    assert ann["title"].startswith("RMN-0075 ") and ": CUDA bf16 names" in ann["title"]   # %3A decoded
+    assert "\nFirst fix: " in ann["message"] and "%0A" not in ann["message"]
+    assert annotation_preview.main([str(tmp_path / "p.html"), str(tmp_path / "commands.txt"),
+                                    str(tmp_path / "summary.md")]) == 0
+    page = (tmp_path / "p.html").read_text()
+    assert "csrc/cache_kernels.hip#L252:45" in page and f'href="{SITE}entries/RMN-0075/"' in page
