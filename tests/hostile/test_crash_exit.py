@@ -120,3 +120,44 @@ def test_ctrl_c_still_exits_130(tmp_path):
             os.killpg(p.pid, signal.SIGKILL)
             p.communicate()
     assert p.returncode == 130 and b"Traceback" not in err, (p.returncode, err)
+
+
+def test_a_lost_ctrl_c_still_ends_a_wait_on_a_pipe():
+    """A Ctrl-C whose KeyboardInterrupt was lost (raised in a finaliser, or the signal taken by another thread)
+    must still end a read from a pipe whose writer stays open: the reader wakes between select() slices."""
+    import threading
+
+    from errbook.common import interrupts
+    from errbook.triage import textenc
+
+    r, w = os.pipe()
+    timer = threading.Timer(0.3, interrupts._pending.set)       # the record the handler leaves, and nothing else
+    try:
+        assert textenc.waits(r) and not textenc.waits(os.open(os.devnull, os.O_RDONLY))
+        reader = textenc.PipeReader(r)
+        os.write(w, b"first line\n")
+        assert reader.read(1 << 16) == b"first line\n"             # data is read as it comes
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            reader.read(1 << 16)                                   # the writer is open: without the record, forever
+    finally:
+        timer.cancel()
+        interrupts._pending.clear()
+        os.close(r)
+        os.close(w)
+
+
+def test_the_handler_records_ctrl_c_and_still_raises():
+    from errbook.common import interrupts
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        interrupts.install()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.raise_if_pending()
+    finally:
+        interrupts._pending.clear()
+        signal.signal(signal.SIGINT, previous)

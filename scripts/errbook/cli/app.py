@@ -31,7 +31,7 @@ from errbook.cli import (
     version,
 )
 from errbook.cli.exitcodes import ExitCode
-from errbook.common import term
+from errbook.common import interrupts, term
 from errbook.errors import ErrbookError
 
 # In the order `errbook --help` lists them.
@@ -109,6 +109,7 @@ def _main(argv: list[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return ExitCode.ERROR if e.code not in (0, None) else ExitCode.OK
+    interrupts.install()
     if hasattr(signal, "SIGXFSZ"):   # past a file-size limit, write() then fails with EFBIG instead of killing us
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     return _run(args)

@@ -43,7 +43,17 @@ def scan_file(m, path: str, scan, source: str = "", workers: int | None = None, 
             print(f"errbook triage: {e}; scanning in one process instead", file=sys.stderr)
             scan.__init__(m)
     with open(path, "rb") as f:
-        return linescan.scan_stream(m, f, scan, source, info=info)
+        stream = textenc.PipeReader(f.fileno()) if textenc.waits(f.fileno()) else f   # a FIFO: Ctrl-C ends the wait
+        return linescan.scan_stream(m, stream, scan, source, info=info)
+
+
+def _stdin():
+    """Standard input as a binary stream; a pipe through PipeReader, so Ctrl-C ends a wait on its writer."""
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):
+        return sys.stdin.buffer
+    return textenc.PipeReader(fd) if textenc.waits(fd) else sys.stdin.buffer
 
 
 def _is_utf8(path: str) -> bool:
@@ -83,7 +93,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
         scan.reset_sequences()
         info: dict = {}
         if src == "-":
-            f = stdin if stdin is not None else sys.stdin.buffer
+            f = stdin if stdin is not None else _stdin()
             lines, nbytes = linescan.scan_stream(m, f, scan, "stdin" if multi else "", info=info)
         else:
             lines, nbytes = scan_file(m, src, scan, src if multi else "", workers, info)

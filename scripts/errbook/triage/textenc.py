@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import codecs
 import os
+import select
+import stat
+
+from errbook.common import interrupts
 
 SNIFF_BYTES = 4096          # the head that decides
 
@@ -104,6 +108,33 @@ class TerminalReader:
         data = os.read(self._fd, n if n and n > 0 else 1 << 16)
         self._eof = not data
         return data
+
+
+class PipeReader:
+    """A FIFO, pipe or socket as a binary stream whose waits end on Ctrl-C: each read waits in select() slices of
+    SLICE seconds, then does one read(2). A blocking read on a pipe whose writer stays open is not always
+    interrupted by SIGINT (common/interrupts.py says when), so a recorded Ctrl-C is re-raised between slices."""
+
+    SLICE = 0.25
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def read(self, n: int = -1) -> bytes:
+        while True:
+            interrupts.raise_if_pending()
+            ready, _, _ = select.select([self._fd], [], [], self.SLICE)
+            if ready:
+                return os.read(self._fd, n if n and n > 0 else 1 << 20)
+
+
+def waits(fd: int) -> bool:
+    """Whether a read of fd can wait for a writer (a FIFO, pipe or socket), so PipeReader should read it."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def utf8_stream(f) -> tuple[object, str]:
