@@ -129,13 +129,13 @@ def test_cli_reports_a_newer_release_than_checked_at(mini_root):
 # that is not listed (a new range without checked_at, a release added to releases.yaml) or a listed one is not due.
 STILL_DUE = {
     "RMN-0002", "RMN-0004", "RMN-0005", "RMN-0012", "RMN-0022", "RMN-0023", "RMN-0026", "RMN-0036", "RMN-0037",
-    "RMN-0039", "RMN-0050", "RMN-0051", "RMN-0052", "RMN-0053", "RMN-0054", "RMN-0055", "RMN-0057", "RMN-0058",
-    "RMN-0076", "RMN-0077", "RMN-0079", "RMN-0093", "RMN-0094", "RMN-0095", "RMN-0096", "RMN-0098", "RMN-0099",
+    "RMN-0050", "RMN-0051", "RMN-0052", "RMN-0053", "RMN-0054", "RMN-0055", "RMN-0057", "RMN-0058",
+    "RMN-0076", "RMN-0077", "RMN-0079", "RMN-0093", "RMN-0095", "RMN-0096", "RMN-0098", "RMN-0099",
     "RMN-0110", "RMN-0111", "RMN-0112", "RMN-0113", "RMN-0114", "RMN-0115", "RMN-0118", "RMN-0119", "RMN-0130",
     "RMN-0131", "RMN-0136", "RMN-0137", "RMN-0140", "RMN-0141", "RMN-0142", "RMN-0144", "RMN-0150", "RMN-0151",
-    "RMN-0152", "RMN-0153", "RMN-0156", "RMN-0161", "RMN-0162", "RMN-0163", "RMN-0164",
+    "RMN-0153", "RMN-0156", "RMN-0161", "RMN-0162", "RMN-0163", "RMN-0164",
     "RMN-0191", "RMN-0194", "RMN-0197", "RMN-0199", "RMN-0200", "RMN-0201", "RMN-0208", "RMN-0209",
-    "RMN-0210", "RMN-0212", "RMN-0213", "RMN-0214", "RMN-0215", "RMN-0216", "RMN-0217", "RMN-0218", "RMN-0232",
+    "RMN-0210", "RMN-0212", "RMN-0213", "RMN-0214", "RMN-0215", "RMN-0218", "RMN-0232",
     "RMN-0233", "RMN-0240", "RMN-0250", "RMN-0252", "RMN-0253", "RMN-0281",
     # written 2026-12-07 with ranges checked at the newest release their authors could read: RMN-0380's pytorch
     # range at 2.11.0 (the ROCm wheels' metadata of 2.12 to 2.15 not read), RMN-0382's miopen range at 3.3.0
