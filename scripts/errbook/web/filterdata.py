@@ -159,7 +159,7 @@ def matrix_table(entries: list, fleet: dict) -> dict:
     filters: list[dict] = [{"key": "class", "label": "Class", "options": [[k, CLASSES[k][0]] for k in CLASSES]},
                {"key": "platform", "label": "Platform", "part": 0,
                 "options": [[k, v] for k, v in PLATFORMS.items() if k in kinds]},
-               {"key": "tier", "label": "Tier", "part": 1, "options": [[t, t] for t in TIER_ORDER]},
+               {"key": "tier", "label": "Tier", "part": 1, "options": [[t, f"{t} tier"] for t in TIER_ORDER]},
                {"key": "outcome", "label": "Outcome", "part": 2, "options": [[k, v] for k, v in OUTCOMES.items()]}]
     rows = {e.id: {"class": [e.klass], "runs": entry_runs(fleet.get(e.id, {}))} for e in entries}
     return _compact(filters, rows)
