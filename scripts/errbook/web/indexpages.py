@@ -17,9 +17,9 @@ def _filter_mount(data: dict) -> list[str]:
     return ['<div class="eb-filter"></div>', filterdata.script(data) + "\n"]
 
 
-def _entry_table(entries: list, latest: dict, prefix: str, lines: list[str]) -> list[str]:
+def _entry_table(entries: list, latest: dict, prefix: str, releases: dict) -> list[str]:
     # The table inside a div of its own: at phone widths errbook.css lays its rows out as cards.
-    md = _filter_mount(filterdata.entry_table(entries, latest, lines))
+    md = _filter_mount(filterdata.entry_table(entries, latest, filterdata.rocm_lines(releases)))
     md += ['<div class="eb-entries" markdown>\n', "| Entry | Title | Class | Tags | GPU | ROCm | Verified |",
            "|---|---|---|---|---|---|---|"]
     for e in sorted(entries, key=lambda x: x.id):
@@ -35,15 +35,16 @@ def _entry_table(entries: list, latest: dict, prefix: str, lines: list[str]) -> 
     return md
 
 
-def class_page(klass: str, entries: list, latest: dict | None = None, lines: list[str] | None = None) -> str:
+def class_page(klass: str, entries: list, latest: dict | None = None, releases: dict | None = None) -> str:
+    """releases: errata/releases.yaml (stale.load_releases); its rocm lines are the ROCm filter's choices."""
     name, zh, blurb = CLASSES[klass]
     md = [front_matter({"title": f"{name} problems", "search": {"exclude": True}}),
           f"# {name} · {zh}\n", f"{blurb}\n", f"{len(entries)} entries.\n"]
-    md += _entry_table(entries, latest or {}, "../", lines or [])
+    md += _entry_table(entries, latest or {}, "../", releases or {})
     return "\n".join(md) + "\n"
 
 
-def overview_page(entries: list, latest: dict, lines: list[str] | None = None) -> str:
+def overview_page(entries: list, latest: dict, releases: dict | None = None) -> str:
     counts = Counter(e.klass for e in entries)
     md = [front_matter({"title": "All entries", "search": {"exclude": True}, "hide": ["navigation", "toc"]}),
           "# All entries\n",
@@ -51,7 +52,7 @@ def overview_page(entries: list, latest: dict, lines: list[str] | None = None) -
           "Filter by class, tag, GPU, ROCm release or where the entry was verified; the text box searches every "
           "column. A GPU or ROCm choice keeps the entries that apply to any GPU or any version, and says how "
           "many. The address keeps the filters: bookmark or share it.\n"]
-    md += _entry_table(entries, latest, "", lines or [])
+    md += _entry_table(entries, latest, "", releases or {})
     return "\n".join(md) + "\n"
 
 

@@ -26,18 +26,7 @@ from errbook.kb import drafts, stale, usable, verified
 from errbook.kb import entries as entries_mod
 from errbook.machine import facts
 from errbook.runbooks import ledger
-from errbook.web import (
-    addresses,
-    entrypage,
-    filterdata,
-    indexpages,
-    livepreview,
-    pagecache,
-    phrases,
-    refs,
-    runpage,
-    whatsnew,
-)
+from errbook.web import addresses, entrypage, indexpages, livepreview, pagecache, phrases, refs, runpage, whatsnew
 from errbook.web import bundle as bundle_mod
 from errbook.web.escape import RawBlocks
 
@@ -257,15 +246,16 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                 self._add(files, config, addresses.entry_src(eid), entrypage.error_page(eid, rel, problems),
                           edit_uri="../" + rel)
         published = [e for e in self.entries if e.id not in self.drafts]     # index pages list finished entries
-        try:                                                   # the ROCm filter's choices
-            lines = filterdata.rocm_lines(stale.load_releases(self.root))
+        try:                                                   # the ROCm filter's choices are its releases
+            releases = stale.load_releases(self.root)
         except (ValueError, OSError) as ex:                    # errbook validate names the problem
             finding(f"the ROCm filter offers no releases: {ex}")
-            lines = []
+            releases = {}
         for k in phrases.CLASSES:
             self._add(files, config, addresses.class_src(k),
-                      indexpages.class_page(k, [e for e in published if e.klass == k], self.latest, lines))
-        self._add(files, config, addresses.PAGES["overview"], indexpages.overview_page(published, self.latest, lines))
+                      indexpages.class_page(k, [e for e in published if e.klass == k], self.latest, releases))
+        self._add(files, config, addresses.PAGES["overview"],
+                  indexpages.overview_page(published, self.latest, releases))
         self._add(files, config, addresses.GENERATED["corrections"], indexpages.corrections_page(published))
         self._add(files, config, addresses.GENERATED["machine_checks"],
                   indexpages.machine_checks_page(published, facts.VOCAB))
