@@ -477,6 +477,7 @@ def test_verification_matrix_shows_the_fleet(rich):
     _, out = rich
     html = article(page(out, "verification"))
     assert "Ledger problems" not in text_of(html)                           # the fixture's records are valid
+    html = html[html.index('class="eb-matrix"'):]                           # the matrix, after its summary
     heads = [squash(text_of(h)) for h in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
     assert heads[:5] == ["Entry", "gfx90a · ROCm 6.2.0", "gfx942 · ROCm 6.4.1", "CUDA · NVIDIA H200", "CPU (no GPU)"]
     row = next(r for r in re.findall(r"<tr>(.*?)</tr>", html, re.S) if "RMN-0001" in r)
@@ -517,10 +518,16 @@ def test_entry_tables_are_filterable(rich):
     _, out = rich
     for rel in ("overview", "classes/compile"):
         html = article(page(out, rel))
-        assert '<div class="eb-filter" data-columns="Class,Tags,GPU,ROCm,Verified"></div>' in html
+        assert '<div class="eb-filter"></div>' in html
+        data = json.loads(re.search(r'<script type="application/json" class="eb-filter-data">(.*?)</script>',
+                                    html, re.S).group(1))
+        assert [f["label"] for f in data["filters"]] == ["Class", "Tags", "GPU", "ROCm", "Verified"]
+        ids = re.findall(r"<tr>\s*<td[^>]*><a[^>]*>(RMN-\d{4})</a>", html)
+        assert ids and sorted(data["rows"]) == sorted(ids)                  # a row of data for every table row
         heads = [squash(text_of(h)) for h in re.findall(r"<th[^>]*>(.*?)</th>", html, re.S)]
         assert heads == ["Entry", "Title", "Class", "Tags", "GPU", "ROCm", "Verified"]
-        assert "from 5.0, before 6.2" in text_of(html) and "verified without AMD GPU" in text_of(html)
+        # RMN-0001 passed on an AMD GPU (gfx90a), in a CUDA gpu tier and on a CPU-only machine: each named
+        assert "from 5.0, before 6.2" in text_of(html) and "AMD GPU · CUDA gpu tier · CPU only" in text_of(html)
     assert "assets/errbook/tables.js" in page(out, "overview")
 
 

@@ -82,8 +82,8 @@ def _suggest(loaded: list, wanted: str) -> str:
 
 
 def verification(entry, root: Path) -> dict:
-    """The verdict of the site's filters (web/status.verification_state) and each declared tier's verdict as the
-    entry's page states it (web/status.tier_summary), with the runs behind it."""
+    """How far the entry is verified, in one word-group (web/status.verification_state), and each declared tier's
+    verdict as the entry's page states it (web/status.tier_summary), with the runs behind it."""
     from errbook.kb import verified
     from errbook.runbooks import ledger
     from errbook.web import status

@@ -143,3 +143,22 @@ def upper_bound(rng: str) -> tuple[int, ...] | None:
         if op in ("<", "<="):
             best = b if best is None or _cmp(b, best) < 0 else best
     return best
+
+
+def line_in_range(line: str | tuple, rng: str) -> bool | None:
+    """Whether some version of release line `line` ('7.2': 7.2, 7.2.1, ...) lies in range rng: the site's ROCm
+    filter lists an entry under 7.2 when a 7.2.x release can be affected ('>=7.2.1' is, '<7.2' is not). None:
+    line is not a version; RangeError: rng cannot be read.
+
+    Exact without knowing the patch releases: the range is an interval less '!=' holes, so its first version in
+    the line is the line's start, a '>=' / '==' / '~=' bound, a version just above a '>' bound, or the version
+    after a hole; each of those is tried."""
+    base = parse(line) if isinstance(line, str) else line
+    if base is None:
+        return None
+    clauses = parse_range(rng)
+    depth = max([len(base)] + [len(b) for _, b in clauses]) + 1   # deeper than every bound: nothing fits between
+    points = [base]
+    for _op, b in clauses:
+        points += [b, b + (0,) * (depth - 1 - len(b)) + (1,), _next(b)]
+    return any(_cmp(p[:len(base)], base) == 0 and in_range(p, rng) for p in points)   # p is in the line

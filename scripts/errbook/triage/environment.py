@@ -66,7 +66,7 @@ def profile(e) -> dict:
     return {k: v for k, v in (("archs", archs), ("rocm", rocm), ("torch", torch), ("env", env)) if v}
 
 
-def _arch_ok(gfx: str, archs: list[str]) -> bool:
+def arch_matches(gfx: str, archs: list[str]) -> bool:
     return any(gfx == a or (a.endswith("-generic") and gfx.startswith(a[:-len("-generic")])) for a in archs)
 
 
@@ -85,7 +85,7 @@ def adjust(prof: dict, facts: dict) -> tuple[int, list[str]]:
     machine = set(facts.get("from_machine", ()))     # facts a --facts file filled in, said as such
     names = "this machine has" if "gfx" in machine else "the log names"
     if prof.get("archs") and facts.get("gfx"):
-        hit = [g for g in facts["gfx"] if _arch_ok(g, prof["archs"])]
+        hit = [g for g in facts["gfx"] if arch_matches(g, prof["archs"])]
         if hit:
             plus += 1
             why.append(f"{names} {hit[0]}, which this entry's trigger lists")

@@ -6,44 +6,53 @@ import json
 from collections import Counter
 
 from errbook.machine import checks, fingerprint
-from errbook.web import addresses
+from errbook.web import addresses, filterdata
 from errbook.web.escape import fence, front_matter, indent, inline, prose
 from errbook.web.phrases import CLASSES, circulates, entry_arch_tokens, entry_rocm_tokens
-from errbook.web.status import TIER_ORDER, badge, outcome_class, verification_state
-
-FILTER_COLUMNS = ("Class", "Tags", "GPU", "ROCm", "Verified")
+from errbook.web.status import BAD, TIER_ORDER, badge, outcome_class
 
 
-def _entry_table(entries: list, latest: dict, prefix: str) -> list[str]:
-    md = ['<div class="eb-filter" data-columns="' + ",".join(FILTER_COLUMNS) + '"></div>\n',
-          "| Entry | Title | Class | Tags | GPU | ROCm | Verified |", "|---|---|---|---|---|---|---|"]
+def _filter_mount(data: dict) -> list[str]:
+    """The filters' mount, and beside it what each row matches (web/filterdata; tables.js builds the selects)."""
+    return ['<div class="eb-filter"></div>', filterdata.script(data) + "\n"]
+
+
+def _entry_table(entries: list, latest: dict, prefix: str, releases: dict) -> list[str]:
+    # The table inside a div of its own: at phone widths errbook.css lays its rows out as cards.
+    md = _filter_mount(filterdata.entry_table(entries, latest, filterdata.rocm_lines(releases)))
+    md += ['<div class="eb-entries" markdown>\n', "| Entry | Title | Class | Tags | GPU | ROCm | Verified |",
+           "|---|---|---|---|---|---|---|"]
     for e in sorted(entries, key=lambda x: x.id):
         d = e.data
+        verified = filterdata.entry_verified(e, latest.get(e.id, {}))
         md.append(f"| [{e.id}]({prefix}{addresses.entry_src(e.id)}) | "
                   f"{inline(d['title'])}<br>*{inline(d['title_zh'])}* | "
                   f"{e.klass} | {' · '.join(inline(t) for t in d['tags'])} | "
                   f"{' · '.join(inline(a) for a in entry_arch_tokens(d))} | "
                   f"{' · '.join(inline(v) for v in entry_rocm_tokens(d))} | "
-                  f"{inline(verification_state(e, latest.get(e.id, {})))} |")
+                  f"{' · '.join(filterdata.VERIFIED[k][0] for k in verified)} |")
+    md.append("\n</div>")
     return md
 
 
-def class_page(klass: str, entries: list, latest: dict | None = None) -> str:
+def class_page(klass: str, entries: list, latest: dict | None = None, releases: dict | None = None) -> str:
+    """releases: errata/releases.yaml (stale.load_releases); its rocm lines are the ROCm filter's choices."""
     name, zh, blurb = CLASSES[klass]
     md = [front_matter({"title": f"{name} problems", "search": {"exclude": True}}),
           f"# {name} · {zh}\n", f"{blurb}\n", f"{len(entries)} entries.\n"]
-    md += _entry_table(entries, latest or {}, "../")
+    md += _entry_table(entries, latest or {}, "../", releases or {})
     return "\n".join(md) + "\n"
 
 
-def overview_page(entries: list, latest: dict) -> str:
+def overview_page(entries: list, latest: dict, releases: dict | None = None) -> str:
     counts = Counter(e.klass for e in entries)
     md = [front_matter({"title": "All entries", "search": {"exclude": True}, "hide": ["navigation", "toc"]}),
           "# All entries\n",
           " · ".join(f"[{CLASSES[k][0]}]({addresses.class_src(k)}): {counts.get(k, 0)}" for k in CLASSES) + "\n",
-          "Filter by class, tag, GPU architecture, ROCm version or verification status; the text box searches "
-          "every column.\n"]
-    md += _entry_table(entries, latest, "")
+          "Filter by class, tag, GPU, ROCm release or where the entry was verified; the text box searches every "
+          "column. A GPU or ROCm choice keeps the entries that apply to any GPU or any version, and says how "
+          "many. The address keeps the filters: bookmark or share it.\n"]
+    md += _entry_table(entries, latest, "", releases or {})
     return "\n".join(md) + "\n"
 
 
@@ -104,6 +113,11 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
         md.append('!!! warning "No AMD GPU in the fleet yet"\n    No run on a ROCm GPU is recorded: the column '
                   "*ROCm (AMD GPU)* stays empty until one is ([how to add a "
                   f"machine](../{addresses.DOCS['amd_hosts']})).\n")
+    md += _matrix_summary(entries, latest, keys)
+    md += ["## Every entry\n", "Filter by class, or by what one run said: its platform, a tier and that tier's "
+           "outcome (*no run*: no run of that tier on that platform). The address keeps the filters.\n"]
+    md += _filter_mount(filterdata.matrix_table(entries, latest))
+    md.append('<div class="eb-matrix" markdown>\n')
     heads = [inline(fingerprint.fleet_label(k)) for k in keys] + (["ROCm (AMD GPU)"] if placeholder else [])
     md.append("| Entry | " + " | ".join(heads) + " |")
     md.append("|---|" + "---|" * len(heads))
@@ -133,7 +147,45 @@ def matrix_page(entries: list, records: list[dict], problems: list[str], noteboo
         if placeholder:
             cells.append(badge("none", "not yet"))
         md.append(f"| [{e.id}](../{addresses.entry_src(e.id)}) {inline(e['title'])} | " + " | ".join(cells) + " |")
+    md.append("\n</div>")
     return "\n".join(md) + "\n"
+
+
+def summary_counts(entries: list, latest: dict, key: tuple) -> dict:
+    """For one matrix column: entries by their latest run's outcome (passed, failed, skipped at the current
+    version; earlier; none) and, per tier, the current runs' tier outcomes (tier -> outcome -> entries)."""
+    runs: Counter[str] = Counter()
+    tiers: dict[str, Counter] = {t: Counter() for t in TIER_ORDER}
+    for e in entries:
+        rec = latest.get(e.id, {}).get(key)
+        if rec is None:
+            runs["none"] += 1
+        elif rec.get("current") is not True:
+            runs["earlier"] += 1
+        else:
+            o = rec.get("outcome")
+            runs["failed" if o in BAD else str(o)] += 1
+            for t, v in (rec.get("tiers") if isinstance(rec.get("tiers"), dict) else {}).items():
+                if t in tiers and isinstance(v, dict):
+                    tiers[t]["failed" if v.get("outcome") in BAD else str(v.get("outcome"))] += 1
+    return {"runs": runs, "tiers": tiers}
+
+
+def _matrix_summary(entries: list, latest: dict, keys: list) -> list[str]:
+    """One row per column: how many entries its latest runs verified, failed or skipped, in all and per tier."""
+    md = ["## Summary\n", f"{len(entries)} entries. Per machine, the latest run of each entry: its outcome at the "
+          "entry's current version, then each tier's (✓ passed, ✗ failed, » skipped).\n",
+          "| Machine | Passed | Failed | Skipped | Earlier version | No run | "
+          + " | ".join(f"{t} tier" for t in TIER_ORDER) + " |", "|---|" + "--:|" * 5 + "---|" * len(TIER_ORDER)]
+    for k in keys:
+        c = summary_counts(entries, latest, k)
+        runs = c["runs"]
+        tiers = [" ".join(f"{g} {c['tiers'][t][o]}" for o, g in (("passed", "✓"), ("failed", "✗"), ("skipped", "»"))
+                          if c["tiers"][t][o]) or "–" for t in TIER_ORDER]
+        md.append(f"| {inline(fingerprint.fleet_label(k))} | "
+                  + " | ".join(str(runs[o]) for o in ("passed", "failed", "skipped", "earlier", "none"))
+                  + " | " + " | ".join(tiers) + " |")
+    return md + [""]
 
 
 def machine_checks_page(entries: list, vocab: dict) -> str:

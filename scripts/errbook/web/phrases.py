@@ -198,12 +198,15 @@ def applies_line(d: dict) -> str:
     return " · ".join(parts)
 
 
+def entry_rocm_ranges(d: dict) -> list[tuple[str, str | None]]:
+    """The ROCm ranges an index row shows and its ROCm filter reads, as (range, fixed_in): applies_to's when the
+    entry has one for rocm, else its triggers' rocm_versions; [] for any version."""
+    ranges = [(a["versions"], a.get("fixed_in")) for a in d.get("applies_to") or [] if a["component"] == "rocm"]
+    return ranges or [(v, None) for v in (d.get("triggers") or {}).get("rocm_versions") or []]
+
+
 def entry_rocm_tokens(d: dict) -> list[str]:
-    for a in d.get("applies_to") or []:
-        if a["component"] == "rocm":
-            return [version_words(a["versions"])]
-    rv = (d.get("triggers") or {}).get("rocm_versions") or []
-    return [version_words(v) for v in rv] or ["any version"]
+    return [version_words(r) for r, _ in entry_rocm_ranges(d)] or ["any version"]
 
 
 def entry_arch_tokens(d: dict) -> list[str]:

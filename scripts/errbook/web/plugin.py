@@ -22,7 +22,7 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from errbook.common import paths, ports
-from errbook.kb import drafts, usable, verified
+from errbook.kb import drafts, stale, usable, verified
 from errbook.kb import entries as entries_mod
 from errbook.machine import facts
 from errbook.runbooks import ledger
@@ -246,10 +246,16 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
                 self._add(files, config, addresses.entry_src(eid), entrypage.error_page(eid, rel, problems),
                           edit_uri="../" + rel)
         published = [e for e in self.entries if e.id not in self.drafts]     # index pages list finished entries
+        try:                                                   # the ROCm filter's choices are its releases
+            releases = stale.load_releases(self.root)
+        except (ValueError, OSError) as ex:                    # errbook validate names the problem
+            finding(f"the ROCm filter offers no releases: {ex}")
+            releases = {}
         for k in phrases.CLASSES:
             self._add(files, config, addresses.class_src(k),
-                      indexpages.class_page(k, [e for e in published if e.klass == k], self.latest))
-        self._add(files, config, addresses.PAGES["overview"], indexpages.overview_page(published, self.latest))
+                      indexpages.class_page(k, [e for e in published if e.klass == k], self.latest, releases))
+        self._add(files, config, addresses.PAGES["overview"],
+                  indexpages.overview_page(published, self.latest, releases))
         self._add(files, config, addresses.GENERATED["corrections"], indexpages.corrections_page(published))
         self._add(files, config, addresses.GENERATED["machine_checks"],
                   indexpages.machine_checks_page(published, facts.VOCAB))

@@ -96,7 +96,7 @@ def status_badges(e, records_by_platform: dict, short: bool = False) -> str:
 
 
 def verification_state(e, records_by_platform: dict) -> str:
-    """One word-group for filters: how far this entry's current version has been verified."""
+    """One word-group (errbook show): how far this entry's current version has been verified."""
     summ = tier_summary(e, records_by_platform)
     if any(cls in BAD for _, cls, _ in summ):
         return "failing"
