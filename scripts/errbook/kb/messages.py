@@ -49,7 +49,11 @@ class MessagePage:
         return self.located.line_of(path)
 
     def cause_ids(self) -> list[str]:
-        return [c["entry"] for c in self.data.get("causes") or [] if isinstance(c, dict) and "entry" in c]
+        return self.cause_ids_of(self.data)
+
+    @staticmethod
+    def cause_ids_of(data: dict) -> list[str]:
+        return [c["entry"] for c in data.get("causes") or [] if isinstance(c, dict) and "entry" in c]
 
 
 @lru_cache(maxsize=1)

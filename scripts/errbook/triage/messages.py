@@ -22,8 +22,9 @@ import re2
 
 from errbook.machine import checks
 
+MAX_LINES = 1        # lines kept per evidence item: the first (the one both engines see first, whatever the chunking)
 # What assets/engine.js ports this module with (tests/twins/messages.yaml holds both to the same answers).
-JS_SPEC = {"states": ["found", "missing", "absent", "unknown"], "score_state": "found"}
+JS_SPEC = {"max_lines": MAX_LINES}
 
 
 @functools.lru_cache(maxsize=512)
@@ -67,9 +68,7 @@ def _fact_state(when: list[dict], values: dict | None) -> tuple[str, list[dict]]
     if values is None:
         return "unknown", []
     states = [checks.holds(c, values) for c in when]
-    shown = [{"fact": c["fact"], "test": checks.describe(c), "holds": s,
-              "shown": checks.render_value(c["fact"], values.get(c["fact"])) if c["fact"] in values
-              else "(not collected)"} for c, s in zip(when, states, strict=True)]
+    shown = [{"fact": c["fact"], "holds": s} for c, s in zip(when, states, strict=True)]
     if any(s is False for s in states):
         return "absent", shown
     if any(s is None for s in states):
@@ -92,8 +91,8 @@ def rank(page: dict, found: dict[str, list[dict]], values: dict | None, line: di
                 state, facts = _fact_state(ev["when"], values)
                 item.update(kind="facts", state=state, facts=facts)
             items.append(item)
-        score = sum(i["state"] == JS_SPEC["score_state"] for i in items)
-        machine = sum(i["state"] == JS_SPEC["score_state"] and i["kind"] == "facts" for i in items)
+        score = sum(i["state"] == "found" for i in items)
+        machine = sum(i["state"] == "found" and i["kind"] == "facts" for i in items)
         causes.append({"entry": cause["entry"], "score": score, "machine": machine, "order": order,
                        "evidence": items})
     causes.sort(key=lambda c: (-c["score"], -c["machine"], c["order"]))

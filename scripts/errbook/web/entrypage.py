@@ -52,10 +52,11 @@ ENTRY_SEARCH_BOOST = 4
 
 
 def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, links: Links, raw: RawBlocks,
-               draft: str | None = None) -> str:
-    """draft: why the entry is a draft (kb/drafts.py), shown in a banner under the title; None for a finished one."""
+               draft: str | None = None, note: str = "") -> str:
+    """draft: why the entry is a draft (kb/drafts.py), shown in a banner under the title; None for a finished one.
+    note: Markdown shown under the cause line (the messages this entry is one cause of, web/messagepage.py)."""
     d = e.data
-    md = _header(d)
+    md = _header(d) + ([note] if note else [])
     if draft:
         md.insert(2, f'!!! warning "Draft"\n    This entry is a draft ({inline(draft)}): `errbook serve` previews it; '
                      "the published site, the paste page and triage leave it out until it is finished "
