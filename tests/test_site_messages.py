@@ -1,5 +1,6 @@
 """A message page on the site: written next to the entry pages at web/addresses.py's address, listing its causes
 (each link followed to its entry page) with the evidence; each cause's entry page links back."""
+import json
 import re
 from pathlib import Path
 from urllib.parse import urljoin
@@ -68,5 +69,8 @@ def test_the_cause_entry_page_links_back_to_the_message(msg_site):
 def test_the_paste_page_bundle_carries_the_page_and_its_address(msg_site):
     _, out = msg_site
     js = (out / addresses.ASSETS_DIR / "signatures.js").read_text(encoding="utf-8")
-    assert '"messages": [{"id": "test-message"' in js
-    assert '"message": "' in js and "messages/{id}/" in js
+    bundle = json.loads(js.split(" = ", 1)[1].rstrip().rstrip(";"))
+    assert [m["id"] for m in bundle["messages"]] == ["test-message"]
+    # the paste page's address of a message page is a page that was built
+    u = bundle["site"]["message"].format(id="test-message")
+    assert (out / u / "index.html").is_file(), u
