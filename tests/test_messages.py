@@ -241,3 +241,20 @@ def test_the_ci_formats_do_not_change(tmp_path):
 def test_mini_root_without_pages_has_no_block(mini_root):
     shutil.rmtree(mini_root / "errata" / "messages", ignore_errors=True)
     assert msgscan.usable_pages(mini_root) == []
+
+
+def test_a_page_being_edited_costs_only_itself(mini_root):
+    """A page with a pattern outside the portable subset is left out of triage (validate names it): the log is
+    still answered, without a block; the valid page gives one."""
+    log = "k.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n#include <cuda_runtime.h>\n"
+    write_page(mini_root, PAGE)
+    ok = json.loads(errbook("triage", "--json", root=mini_root, input=log.encode()).stdout)
+    assert ok["message"]["id"] == "test-message"
+    assert [e["state"] for e in ok["message"]["causes"][0]["evidence"]] == ["found", "unknown"]
+    page = json.loads(json.dumps(PAGE))
+    page["causes"][0]["evidence"][0]["pattern"] = "(?<=x)cuda"
+    write_page(mini_root, page)
+    assert msgscan.usable_pages(mini_root) == []
+    r = errbook("triage", "--json", root=mini_root, input=log.encode())
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["matches"][0]["id"] == "RMN-0001" and "message" not in out

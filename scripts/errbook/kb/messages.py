@@ -18,7 +18,7 @@ import jsonschema
 
 from errbook.common import paths
 from errbook.kb import entries as entries_mod
-from errbook.kb import yamlpos
+from errbook.kb import regexsubset, yamlpos
 from errbook.kb.usable import Finding, field_name
 
 SCHEMA_PATH = paths.SCHEMA_PATH.parent / "message.schema.json"
@@ -106,8 +106,32 @@ def load_all(root: Path) -> tuple[list[MessagePage], list[Finding]]:
     return pages, errors
 
 
+def _patterns(d: dict):
+    for s in d.get("signatures") or []:
+        yield s["pattern"], bool(s.get("ignore_case"))
+    for c in d.get("causes") or []:
+        for ev in c["evidence"]:
+            if "pattern" in ev:
+                yield ev["pattern"], bool(ev.get("ignore_case"))
+
+
+def readable(p: MessagePage) -> bool:
+    """The page passes the schema and every pattern is in the portable subset: what triage may rely on."""
+    if schema_findings(p):
+        return False
+    try:
+        for pat, ic in _patterns(p.data):
+            regexsubset.check(pat, ic)
+    except Exception:                       # SubsetError or a parse error: validate names it
+        return False
+    return True
+
+
+def readable_pages(root: Path) -> list[MessagePage]:
+    return [p for p in load_all(root)[0] if readable(p)]
+
+
 def usable_pages(root: Path, active_ids: set[str]) -> list[MessagePage]:
-    """The pages triage and the site may use: they pass the schema and name only active entries (a page being
-    edited costs only itself; `errbook validate` says what is wrong with it)."""
-    pages, _ = load_all(root)
-    return [p for p in pages if not schema_findings(p) and set(p.cause_ids()) <= active_ids]
+    """The pages triage and the site may use: readable, naming only active entries (a page being edited costs
+    only itself; `errbook validate` says what is wrong with it)."""
+    return [p for p in readable_pages(root) if set(p.cause_ids()) <= active_ids]

@@ -84,7 +84,7 @@ def explain(root: Path, results: list[dict], files: list[str], values: dict | No
     if not results or results[0].get("level") != "diagnosis":
         return None                             # no diagnosis, no deciding line: nothing to read
     # the pages alone first (a few small files): the entries are read again only when a page decided
-    pages = [p.data for p in messages.load_all(root)[0] if not messages.schema_findings(p)]
+    pages = [p.data for p in messages.readable_pages(root)]
     hit = msg.deciding_page(pages, results)
     if hit is None:
         return None
