@@ -62,7 +62,7 @@ def message_page(d: dict, by_id: dict, raw: RawBlocks) -> str:
 
 
 def backlinks(eid: str, pages: list[dict]) -> str:
-    """The entry page's note, after its title: the messages this entry is one cause of ('' when none)."""
+    """The entry page's note, under its fix box: the messages this entry is one cause of ('' when none)."""
     mine = [p for p in pages if eid in {c["entry"] for c in p["causes"]}]
     if not mine:
         return ""
