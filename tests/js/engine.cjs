@@ -5,6 +5,7 @@
 //    or: {"bundle": {...}, "lines": ["raw line", ...]}             -> stdout: [["sub-line", ...], ...]
 //    or: {"bundle": {...}, "texts": ["text", ...]}                 -> stdout: [["token", ...], ...]
 //    or: {"bundle": {...}, "split_lines" | "conditions" | "trouble": [...]}  (the truth tables of tests/twins/)
+//    or: {"bundle": {...}, "messages": [{"text", "values"?}, ...]}   -> [message block | null, ...]
 //    or: {"bundle": {...}, "read_facts": [...]} / {"bundle": {...}, "ranges": [...]}   (see below)
 const path = require("path");
 // ERRBOOK_ENGINE_JS: another copy of the engine (tests/twins/mutants.py runs the tests against mutated ones)
@@ -35,6 +36,10 @@ process.stdin.on("end", () => {
   }
   if (req.unexplained) {  // {"bundle", "unexplained": [{"text", "results"}, ...]} -> [[{line, text}, ...], ...]
     process.stdout.write(JSON.stringify(req.unexplained.map((c) => engine.unexplainedLines(eng, c.text, c.results, 10))));
+    return;
+  }
+  if (req.messages) {     // {"bundle", "messages": [{"text", "values"?}, ...]} -> [message block | null, ...]
+    process.stdout.write(JSON.stringify(req.messages.map((c) => engine.triageText(eng, c.text, "", c.values || null).message)));
     return;
   }
   if (req.texts) {

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 
+from errbook.cli import msgblock
 from errbook.cli.common import positive_int, root_of
 from errbook.cli.exitcodes import ExitCode
 from errbook.cli.formats import FORMATS
@@ -112,9 +113,13 @@ def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None,
             print(f"errbook triage: {e}", file=sys.stderr)
             return ExitCode.ERROR
     previous = signal.signal(signal.SIGTERM, _terminate)
+    # text and JSON show the message block, whose evidence pass reads the log again: keep a copy of stdin
+    copy = (msgblock.StdinCopy(_terminal_stdin(read_from) or sys.stdin.buffer)
+            if fmt in ("text", "json") and "-" in read_from else None)
     try:
-        results, stats, errors = pipeline.triage_files(root, read_from, stdin=_terminal_stdin(read_from),
+        results, stats, errors = pipeline.triage_files(root, read_from, stdin=copy or _terminal_stdin(read_from),
                                                        doctor_facts=doctor_facts)
+        block = _message_block(root, fmt, results, read_from, copy, doctor_facts, logs, site_url)
     except OSError as e:
         print(f"errbook triage: {e}", file=sys.stderr)
         return ExitCode.ERROR
@@ -123,6 +128,8 @@ def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None,
         return ExitCode.ERROR
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if copy is not None:
+            copy.close()
     for err in errors:
         print(f"errbook triage: {err} (run errbook validate)", file=sys.stderr)
     top = results[:top_n]
@@ -132,9 +139,15 @@ def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None,
         ctx = fcontext.make(root, logs, read_from, top, site_url, unexplained=False)
         for r in top:
             r["url"] = fbase.entry_url(ctx, r["id"])
-        print(json.dumps({"matches": top, "stats": dict(stats, found=len(results))}, ensure_ascii=False, indent=1))
+        out = {"matches": top, "stats": dict(stats, found=len(results))}
+        if block is not None:
+            out["message"] = block
+        print(json.dumps(out, ensure_ascii=False, indent=1))
     elif fmt == "text":
-        _print_text(results, top, stats, term.style_for(sys.stdout, no_color))
+        style = term.style_for(sys.stdout, no_color)
+        _print_text(results, top, stats, style)
+        if block is not None:
+            msgblock.print_block(block, style)
     else:
         formats.emit(fmt, root, logs, read_from, top, stats, site_url)
     if tally_arg is not None and results:
@@ -143,6 +156,20 @@ def _triage(root, logs: list[str], read_from: list[str], facts_path: str | None,
             print(f"errbook triage: {msg}", file=sys.stderr)
     # 0 only for a diagnosis: an observation or a likely entry is not a known cause of a failure
     return ExitCode.OK if results and results[0].get("level") == "diagnosis" else ExitCode.FINDINGS
+
+
+def _message_block(root, fmt: str, results: list[dict], read_from: list[str], copy, doctor_facts,
+                   logs: list[str], site_url: str | None) -> dict | None:
+    """The message block (cli/msgblock.py) of text and JSON output, or None."""
+    if fmt not in ("text", "json"):
+        return None
+    from errbook.cli.formats import base as fbase
+    from errbook.cli.formats import context as fcontext
+    from errbook.machine import facts as facts_mod
+    ctx = fcontext.make(root, logs, read_from, [], site_url, unexplained=False)
+    values = facts_mod.values_of(doctor_facts) if doctor_facts is not None else None
+    return msgblock.explain(root, results, read_from, copy, values, lambda src: fbase.site_url_of(ctx, src),
+                            lambda eid: fbase.entry_url(ctx, eid))
 
 
 def show_tally(path) -> int:

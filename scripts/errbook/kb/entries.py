@@ -56,6 +56,7 @@ class Entry:
         return " ".join(str(self.data["fix"][0]["step"]).split())
 
 
+NOT_ENTRIES = "messages"       # errata/messages/: message pages, read by kb/messages.py
 MAX_ENTRY_BYTES = 256 * 1024   # the largest real entry is 16 KiB; a bigger file is refused unread
 
 
@@ -73,12 +74,13 @@ class LoadError:
 def entry_files(root: Path) -> list[Path]:
     """Every *.yaml under errata/, plus what must not pass silently: symlinked folders, non-regular files.
     errata/releases.yaml is data about releases (errbook stale) and errata/corpus/ the logs triage reads
-    (triage/corpus.py, their labels are YAML too): neither is an entry."""
+    (triage/corpus.py, their labels are YAML too), errata/messages/ the message pages (kb/messages.py): none is
+    an entry."""
     top = paths.errata_dir(root)
     out = []
     for d, dirs, files in os.walk(top):
         if Path(d) == top:
-            dirs[:] = [x for x in dirs if x != paths.corpus_dir(root).name]
+            dirs[:] = [x for x in dirs if x not in (paths.corpus_dir(root).name, NOT_ENTRIES)]
         out += [Path(d) / x for x in dirs if os.path.islink(os.path.join(d, x))]
         out += [Path(d) / f for f in files if f.endswith(".yaml") and not (Path(d) == top and f == "releases.yaml")]
     return sorted(out)

@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from errbook.kb import drafts, regexsubset, variants, versions
+from errbook.kb import drafts, msgvalidate, regexsubset, variants, versions
 from errbook.kb import entries as entries_mod
 from errbook.kb.usable import (
     Finding,
@@ -311,6 +311,7 @@ def validate(root: Path, only: set[str] | None = None) -> tuple[list[entries_mod
     findings += _cross_findings(loaded, root)
     findings += _release_findings(loaded, root)
     findings += _benign_findings([e for e in loaded if only is None or e.rel in only], root)
+    findings += msgvalidate.validate(root, loaded)
     if only is not None:
         findings = [f for f in findings if f.file in only]
     findings.sort(key=lambda f: (f.file, f.line, f.field))

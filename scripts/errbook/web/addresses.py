@@ -16,6 +16,7 @@ FIX_ANCHOR = "fix"                     # the id of the full fix section on an en
 # name -> source path under docs/ ("{id}" / "{klass}" are filled in per page)
 PAGES = {
     "entry": "entries/{id}.md",
+    "message": "messages/{id}.md",           # a message page (errata/messages/<id>.yaml): its causes, each an entry
     "class": "classes/{klass}.md",
     "overview": "overview.md",
     "contributing": "contributing.md",
@@ -42,6 +43,10 @@ SEARCH_WORKER = "assets/javascripts/workers/errbook-search.js"   # beside Materi
 
 def entry_src(eid: str) -> str:
     return PAGES["entry"].format(id=eid)
+
+
+def message_src(mid: str) -> str:
+    return PAGES["message"].format(id=mid)
 
 
 def class_src(klass: str) -> str:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from errbook.kb import messages as kb_messages
 from errbook.machine import checks, facts
 from errbook.triage import corpus, environment, normalize, pipeline, retrieval
+from errbook.triage import messages as message_rules
 
 # Where each ported module's JS_SPEC goes: a key path in the bundle (() merges it into the top level).
 SPECS = (
@@ -21,11 +23,12 @@ SPECS = (
     (("logfacts",), environment),      # environment evidence and its score points
     ((), checks),                      # the machine checks' bonus
     (("facts_format",), facts),        # the facts file's format and limits
+    (("message_rules",), message_rules),   # one message, several causes: lines kept per evidence
 )
 # Parts built from the knowledge base and the corpus, by place.
 DATA_KEYS = {
     (): ("signatures", "patterns", "roles", "cosmetic", "vetoes", "note_caps",   # Matcher.bundle()
-         "profiles", "checks"),
+         "profiles", "checks", "messages"),
     ("retrieval",): ("index", "calibration", "related"),
 }
 
@@ -45,6 +48,9 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
                    if not e.withdrawn and (e.get("triggers") or {}).get("checks")},
         # The facts file format and its limits, so the page accepts exactly the files `errbook doctor --facts` does.
         "facts_format": {},
+        # Message pages whose causes are all among these entries (errata/messages/, triage/messages.py).
+        "messages": [p.data for p in kb_messages.usable_pages(root, {e.id for e in active if not e.withdrawn})],
+        "message_rules": {},
     }
     for place, mod in SPECS:
         part = out

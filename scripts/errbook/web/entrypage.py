@@ -52,8 +52,10 @@ ENTRY_SEARCH_BOOST = 4
 
 
 def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, links: Links, raw: RawBlocks,
-               draft: str | None = None) -> str:
-    """draft: why the entry is a draft (kb/drafts.py), shown in a banner under the title; None for a finished one."""
+               draft: str | None = None, note: str = "") -> str:
+    """draft: why the entry is a draft (kb/drafts.py), shown in a banner under the title; None for a finished one.
+    note: Markdown shown under the fix box (the messages this entry is one cause of, web/messagepage.py): the first
+    screen stays the fix's."""
     d = e.data
     md = _header(d)
     if draft:
@@ -61,6 +63,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, 
                      "the published site, the paste page and triage leave it out until it is finished "
                      "(`errbook validate --strict` lists what is left).\n")
     md.append(fix_box(d, e, records_by_platform, raw))
+    md += [note] if note else []
     md += _names(d)
     md.append(_tabs(f"*{inline(d['title'])}*\n\n" + raw.put(prose_html(d["summary"])),
                     f"*{inline(d['title_zh'])}*\n\n"

@@ -24,10 +24,12 @@ from mkdocs.utils import get_relative_url
 from errbook.common import paths, ports
 from errbook.kb import drafts, stale, usable, verified
 from errbook.kb import entries as entries_mod
+from errbook.kb import messages as kb_messages
 from errbook.machine import facts
 from errbook.runbooks import ledger
 from errbook.web import addresses, entrypage, indexpages, livepreview, pagecache, phrases, refs, runpage, whatsnew
 from errbook.web import bundle as bundle_mod
+from errbook.web import messagepage as message_mod
 from errbook.web.escape import RawBlocks
 
 log = get_plugin_logger(__name__)
@@ -108,6 +110,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
             log.info(f"ledger: {p}")
         self.latest = ledger.latest_by_entry_platform(self.records)
         published = [e for e in self.entries if e.id not in self.drafts]
+        # message pages whose causes are all published (errbook validate names what is wrong with the others)
+        self.messages = [m.data for m in kb_messages.usable_pages(self.root, {e.id for e in published})]
         try:
             # Both stages, environment evidence and machine checks: the page answers as errbook triage does.
             self.bundle = bundle_mod.build(self.root, published)
@@ -240,6 +244,11 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         notebooks = self._run_pages(files, config)
         for e in self.entries + self.withdrawn:
             self._entry_page(files, config, e, notebooks)
+        for m in self.messages:
+            uri = addresses.message_src(m["id"])
+            self.raw[uri] = raw = RawBlocks()
+            self._add(files, config, uri, message_mod.message_page(m, self.by_id, raw),
+                      edit_uri=f"../errata/messages/{m['id']}.yaml")
         for rel, problems in self.broken.items():       # serve mode only: the build aborted on them otherwise
             eid = Path(rel).stem
             if re.fullmatch(r"RMN-[0-9]{4}", eid):
@@ -292,7 +301,8 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         self.raw[uri] = raw = RawBlocks()
         draft = self.drafts.get(e.id)
         try:
-            md = entrypage.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw, draft)
+            md = entrypage.entry_page(e, self.by_id, self.latest.get(e.id, {}), notebooks, self.links, raw, draft,
+                                      note=message_mod.backlinks(e.id, self.messages))
         except Exception as ex:     # a draft's unfinished fields, or any entry in serve mode: its page says why
             if not (draft or self.serving):
                 raise

@@ -70,7 +70,12 @@ def page_url(src: str, directory_urls: bool = True) -> str:
 
 def entry_url(ctx: Context, eid: str) -> str:
     """The entry's page: absolute under site_url, or relative to the site root when site_url is unknown."""
-    rel = page_url(addresses.entry_src(eid), ctx.directory_urls)
+    return site_url_of(ctx, addresses.entry_src(eid))
+
+
+def site_url_of(ctx: Context, src: str) -> str:
+    """The page of a source path under docs/ (web/addresses.py), as entry_url makes an entry's."""
+    rel = page_url(src, ctx.directory_urls)
     if not ctx.site_url:
         return rel
     base = ctx.site_url if ctx.site_url.endswith("/") else ctx.site_url + "/"

@@ -194,6 +194,7 @@
       sigRe: bundle.signatures.map((s) => new RegExp(s.steps[0], s.ignore_case ? "i" : "")), cosmetic: new Set(bundle.cosmetic || []), vetoes: vetoes,
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
       profiles: bundle.profiles || {}, checks: bundle.checks || {}, checkBonus: bundle.check_bonus || 0,
+      messages: compileMessages(bundle.messages || []), maxLines: (bundle.message_rules || {}).max_lines || 1,
       facts: {
         gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
         torch: lf.torch ? new RegExp(lf.torch, "i") : null, env: lf.env ? new RegExp(lf.env, "g") : null,
@@ -713,15 +714,101 @@
     return out.filter((r) => !observed.has(r.id)).concat(res);
   }
 
-  /** Both stages over a text (triage.run): the results and, when nothing matched, the first line that reports a
-   * failure (null if none) -- what the page offers to search for. machineValues: a facts file's values, or null. */
+  // ---- one message, several causes (triage/messages.py, triage/msgscan.py) ----------------------------------------
+  function compileMessages(pages) {
+    const rxOf = (x) => new RegExp(x.pattern, x.ignore_case ? "i" : "");
+    return pages.map((p) => ({
+      page: p, sigs: p.signatures.map(rxOf), causes: new Set(p.causes.map((c) => c.entry)),
+      logs: [].concat(...p.causes.map((c) => c.evidence.filter((ev) => "pattern" in ev).map((ev) => [ev.id, rxOf(ev)]))),
+    }));
+  }
+
+  function evidenceLines(r) { return [].concat(...(r.evidence || []).map((ev) => ev.lines)); }
+
+  /** triage/messages.deciding_page: [compiled page, the message's line] or null. */
+  function decidingPage(eng, results) {
+    if (!results.length || results[0].level !== "diagnosis") return null;
+    const top = results[0];
+    for (const m of eng.messages) {
+      const isMessage = (ln) => m.sigs.some((re) => re.test(ln.text));
+      if (!m.causes.has(top.id) && !evidenceLines(top).some(isMessage)) continue;
+      for (const r of results) {
+        const ln = evidenceLines(r).find(isMessage);
+        if (ln) return [m, ln];
+      }
+    }
+    return null;
+  }
+
+  /** triage/msgscan.find_evidence_text: evidence id -> its first lines in the text ({line, text[, source]}). */
+  function findEvidence(eng, m, text, source) {
+    const found = {};
+    if (!m.logs.length) return found;
+    const lines = text.split(eng.spec.breaks);
+    for (let n = 0; n < lines.length; n++) {
+      const subs = clean(capRaw(lines[n], eng.spec.rawCap), eng.spec);
+      for (const [id, re] of m.logs) {
+        if (found[id] && found[id].length >= eng.maxLines) continue;
+        const sub = subs.find((x) => re.test(x));
+        if (sub !== undefined) {
+          const hit = { line: n + 1, text: sub };
+          if (source) hit.source = source;
+          (found[id] = found[id] || []).push(hit);
+        }
+      }
+    }
+    return found;
+  }
+
+  function factState(when, values) {
+    if (!values) return ["unknown", []];
+    const shown = when.map((c) => ({ fact: c.fact, holds: holds(c, values) }));
+    if (shown.some((x) => x.holds === false)) return ["absent", shown];
+    if (shown.some((x) => x.holds === null)) return ["unknown", shown];
+    return ["found", shown];
+  }
+
+  /** triage/messages.rank: the page's causes ranked by the evidence found. */
+  function rankCauses(page, found, values, line) {
+    const causes = page.causes.map((cause, order) => {
+      const items = cause.evidence.map((ev) => {
+        const item = { id: ev.id, says: ev.says, says_zh: ev.says_zh };
+        if ("pattern" in ev) {
+          const lines = found[ev.id] || [];
+          Object.assign(item, { kind: "log", state: lines.length ? "found" : "missing", lines: lines });
+        } else {
+          const [state, facts] = factState(ev.when, values);
+          Object.assign(item, { kind: "facts", state: state, facts: facts });
+        }
+        return item;
+      });
+      const score = items.filter((i) => i.state === "found").length;
+      const machine = items.filter((i) => i.state === "found" && i.kind === "facts").length;
+      return { entry: cause.entry, score: score, machine: machine, order: order, evidence: items };
+    });
+    causes.sort((a, b) => (b.score - a.score) || (b.machine - a.machine) || (a.order - b.order));
+    for (const c of causes) { delete c.machine; delete c.order; }
+    return { id: page.id, title: page.title, title_zh: page.title_zh, line: line, causes: causes,
+      other_causes: (page.other_causes || []).slice() };
+  }
+
+  /** The message block of a triaged text (cli/msgblock.py's), or null. */
+  function messageBlock(eng, text, source, results, machineValues) {
+    const hit = decidingPage(eng, results);
+    if (!hit) return null;
+    return rankCauses(hit[0].page, findEvidence(eng, hit[0], text, source), machineValues || null, hit[1]);
+  }
+
+  /** Both stages over a text (triage.run): the results, when nothing matched the first line that reports a
+   * failure (null if none) -- what the page offers to search for --, and the message block (null if none).
+   * machineValues: a facts file's values, or null. */
   function triageText(eng, text, source, machineValues) {
     const scan = newScan(eng);
     feedText(eng, scan, text, source);
     const results = rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
     const answered = results.some((r) => r.level === "diagnosis" || r.level === "likely");
     const first = answered ? null : firstFailureLine(eng, scan.notes[eng.retrieval.sample_name] || []);
-    return { results: results, firstFailureLine: first };
+    return { results: results, firstFailureLine: first, message: messageBlock(eng, text, source, results, machineValues) };
   }
 
   function matchText(eng, text, source, machineValues) { return triageText(eng, text, source, machineValues).results; }
@@ -737,7 +824,7 @@
     logEncoding: logEncoding, decodeLog: decodeLog,
     // for the shared truth tables and the fuzz of tests/test_twins.py and tests/test_twins_fuzz.py
     holds: holds, reportsTrouble: reportsTrouble, firstFailureLine: firstFailureLine, machineOf: machineOf,
-    unexplainedLines: unexplainedLines,
+    unexplainedLines: unexplainedLines, messageBlock: messageBlock,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;

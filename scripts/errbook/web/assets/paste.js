@@ -286,7 +286,7 @@
   const SAVED = "errbook-paste-last";           // sessionStorage: this tab only, never sent anywhere
   function save(st) {
     try {
-      const keep = { results: st.results, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete, unexplained: st.unexplained,
+      const keep = { results: st.results, message: st.message, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete, unexplained: st.unexplained,
                      skipped: st.skipped, remaining: st.remaining, budget: st.budget };
       root.sessionStorage.setItem(SAVED, JSON.stringify(keep));
     } catch (e) { /* storage full or off: nothing is kept */ }
@@ -333,6 +333,7 @@
     }
     if (st.note) out.appendChild(el("p", st.note));
     res.slice(0, 5).forEach((r, rank) => out.appendChild(card(r, rank, bundle, weights)));
+    if (st.message) out.appendChild(messageBox(st.message, bundle));
     if (st.unexplained && st.unexplained.length) {          // as Dr. CI does: what the matches leave unexplained
       out.appendChild(el("p", t("unexplained", st.unexplained.length, st.unexplained.length >= 10), "eb-evidence-title eb-unexplained-title"));
       const pre = el("pre", null, "eb-evidence eb-unexplained");
@@ -356,6 +357,54 @@
       verdict.focus({ preventScroll: true });
       verdict.scrollIntoView({ block: "start" });
     }
+  }
+
+  /* ---- one message, several causes (the CLI's cli/msgblock.py): the message's causes ranked by the evidence ---- */
+  const MSG_TEXT = {
+    en: {
+      head: (n) => `This message has ${n} known cause${n === 1 ? "" : "s"}, ranked by the evidence in this log${machineValues ? " and machine" : ""}:`,
+      page: "All causes of this message", found: (k, n) => `${k} of ${n} evidence found`,
+      state: { found: "found", missing: "not in the log", absent: "not on this machine", unknown: "not checked (load machine facts)" },
+      other: "Also reported, no entry yet: ", thread: "thread",
+    },
+    zh: {
+      head: (n) => `这条消息有 ${n} 个已知原因，按本日志${machineValues ? "和机器信息" : ""}中的证据排序：`,
+      page: "这条消息的全部原因", found: (k, n) => `找到 ${k}/${n} 项证据`,
+      state: { found: "已找到", missing: "日志中没有", absent: "本机不符合", unknown: "未检查（可载入机器信息）" },
+      other: "其他已报告的原因（尚无条目）：", thread: "讨论",
+    },
+  };
+
+  function messageBox(m, bundle) {
+    const mt = MSG_TEXT[lang];
+    const box = el("div", null, "admonition info eb-message");
+    box.dataset.message = m.id;
+    box.appendChild(el("p", mt.head(m.causes.length), "admonition-title"));
+    box.appendChild(el("p", null, "eb-message-line")).appendChild(el("code", m.line.text));
+    const ol = el("ol", null, "eb-message-causes");
+    m.causes.forEach((c) => {
+      const li = el("li");
+      li.dataset.entry = c.entry;
+      const meta = (bundle.entries || {})[c.entry] || {};
+      li.appendChild(link(`${c.entry} · ${(lang === "zh" && meta.title_zh) || meta.title || ""}`, siteUrl("entry", { id: c.entry })));
+      li.appendChild(doc.createTextNode(` (${mt.found(c.score, c.evidence.length)})`));
+      const ul = el("ul");
+      c.evidence.forEach((e) => {
+        const item = el("li", `${e.state === "found" ? "✓" : "·"} ${lang === "zh" ? e.says_zh : e.says} — ${mt.state[e.state]}`, `eb-ev-${e.state}`);
+        (e.lines || []).forEach((l) => item.appendChild(el("code", ` ${l.line}: ${l.text}`)));
+        ul.appendChild(item);
+      });
+      li.appendChild(ul);
+      ol.appendChild(li);
+    });
+    box.appendChild(ol);
+    (m.other_causes || []).forEach((o) => {
+      const p = el("p", mt.other + (lang === "zh" ? o.says_zh : o.says) + " ");
+      p.appendChild(link(mt.thread, o.source));
+      box.appendChild(p);
+    });
+    box.appendChild(el("p")).appendChild(link(mt.page, siteUrl("message", { id: m.id })));
+    return box;
   }
 
   /* ---- matching: one warm worker, a budget, then parts ---- */
@@ -420,7 +469,7 @@
       if (!w) {                                            // no Worker here: match on this thread
         const eng = api.compile(root.ERRBOOK_BUNDLE);
         const r = api.triageText(eng, text, "", machineValues);
-        update(Object.assign(base, { results: r.results, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0),
+        update(Object.assign(base, { results: r.results, message: r.message, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0),
                                      unexplained: api.unexplainedLines(eng, text, r.results, 10) }));
         return;
       }
@@ -428,7 +477,7 @@
         if (my !== run) return;
         if (msg && msg.ok) {
           give(w);
-          update(Object.assign(base, { results: msg.results, first: msg.first, unexplained: msg.unexplained, complete: true, ms: Math.round(performance.now() - t0) }));
+          update(Object.assign(base, { results: msg.results, message: msg.message, first: msg.first, unexplained: msg.unexplained, complete: true, ms: Math.round(performance.now() - t0) }));
         } else if (msg) {
           give(w);
           update(Object.assign(base, { error: msg.error }));

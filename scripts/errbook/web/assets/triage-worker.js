@@ -15,7 +15,7 @@ self.onmessage = function (ev) {
     const text = String(m.text || "");
     // the error lines no diagnosis explains (the CLI's --format markdown lists the same ones)
     const unexplained = ErrbookTriage.unexplainedLines(eng, text, r.results, 10);
-    self.postMessage({ id: m.id, ok: true, results: r.results, first: r.firstFailureLine, unexplained: unexplained,
+    self.postMessage({ id: m.id, ok: true, results: r.results, message: r.message, first: r.firstFailureLine, unexplained: unexplained,
                        ms: Date.now() - t0 });
   } catch (e) {
     self.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
