@@ -7,14 +7,14 @@ run's verdict depends on:
 - its machine checks (`triggers.checks`), its `fix` steps (less each step's `kind`, `expect` and `expect_zh`,
   see below), and `verification` (runbook path, tiers, parameters),
 - the runbook's code cells, source only (outputs, metadata and Markdown prose do not change what runs).
-Titles, prose, references and review dates can change without un-verifying the entry.
+Titles, prose, references and review dates can change without un-verifying the entry. A record without a
+digest predates this rule and counts as verifying an earlier version, as does one whose digest differs.
 
 A fix step's `kind: confirm` and its expected output (`expect`, `expect_zh`) say how the page presents the step
 (under Confirm, with the output a reader should see): no runbook reads them, each runbook reproduces the problem
 and applies the fix in its own code cells (digested above), and marking a step as a check changes neither its text
 nor its code. So adding or editing them leaves the digest as it was; a step's text, its code or the order of the
-steps still changes it (moving a step to make it a confirm step is a change a runbook may not have seen). A record without a
-digest predates this rule and counts as verifying an earlier version, as does one whose digest differs.
+steps still changes it (moving a step to make it a confirm step is a change a runbook may not have seen).
 """
 from __future__ import annotations
 
