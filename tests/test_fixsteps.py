@@ -3,7 +3,9 @@ accept, each finding with its file, line and field (issue 27 item 9); and sympto
 import re
 
 import pytest
+import yaml
 
+from conftest import errbook
 from errbook.kb import fixsteps, listdups, validate
 
 REL = "errata/compile/RMN-0001.yaml"
@@ -97,3 +99,12 @@ def test_same_frame_different_messages_are_not_repeats():
     assert listdups.repeated([a, b]) == []
     assert listdups.repeated([a, b, a.upper()]) == [(2, 0, "the same text")]
     assert listdups.repeated([b, "Other words", " " + b.replace(" ", "  ")]) == [(2, 0, "the same text")]
+
+
+def test_errbook_new_starts_with_a_confirm_step_then_a_fix_step(mini_root):
+    r = errbook("new", "runtime", "hipFoo fails on start", root=mini_root)
+    assert r.returncode == 0, r.stderr
+    path = next((mini_root / "errata" / "runtime").glob("RMN-*.yaml"))
+    d = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert [s.get("kind") for s in d["fix"]] == ["confirm", None]
+    assert {"code", "expect", "expect_zh"} <= set(d["fix"][0]) and fixsteps.problems(d["fix"]) == []

@@ -76,12 +76,12 @@ def _box_part(kind: str, step: dict, total: int, raw: RawBlocks, tail: str) -> s
     title = pair(html.escape(en), html.escape(zh), search=False) + permalink(name, en.lower())
     zh_text = step.get("step_zh")
     body = pair(inline_html(first_sentences(step["step"], 260)),
-                inline_html(first_sentences(zh_text, 160)) if zh_text else None, tag="p", search=False)
+                inline_html(first_sentences(zh_text, 160)) if zh_text else None, tag="p", cls="eb-clamp", search=False)
     code = fix_code(step)
     if code:       # plain (not highlighted) here: the Fix section below highlights it; Material adds the copy button
         body += pre(code[1].rstrip("\n"), "eb-fix-code", code[0])
     if step.get("expect"):
-        body += ('<p class="eb-expect">' + pair(html.escape(EXPECT[0]), html.escape(EXPECT[1]), tag="strong",
+        body += ('<p class="eb-expect eb-clamp">' + pair(html.escape(EXPECT[0]), html.escape(EXPECT[1]), tag="strong",
                                                 search=False) + " "
                  + pair(inline_html(step["expect"]), inline_html(step["expect_zh"]) if step.get("expect_zh") else None,
                         search=False) + "</p>")
