@@ -12,6 +12,7 @@ from errbook.cli import app
 from errbook.cli.formats import base as fbase
 from errbook.cli.formats import context as fcontext
 from errbook.cli.mcptools import Tools
+from errbook.kb import fixsteps
 from errbook.web import addresses
 
 SITE = "https://errbook.example.org/team/"
@@ -67,8 +68,10 @@ def test_the_sdks_client_lists_and_calls_every_tool_over_stdio():
 
     s = _data(shown)
     assert (s["id"], s["url"], s["entry"]["id"]) == ("RMN-0090", _url("RMN-0090"), "RMN-0090")
-    first_step = s["entry"]["fix"][0]["step"].split()[0]
-    assert s["text"].index("Fix") < s["text"].index(first_step) < s["text"].index("Summary")       # fix first
+    check, change = (" ".join(st[0]["step"].split()[:4]) for st in fixsteps.split(s["entry"]["fix"]))
+    text = " ".join(s["text"].split())                 # confirm, then fix, first
+    assert text.index("Confirm") < text.index(check) < text.index("Fix") < text.index(change) < text.index("Summary")
+    assert first["first_fix"].startswith(change)                                  # the first change, not the check
 
     f = _data(found)
     assert f["results"] and len(f["results"]) <= 3

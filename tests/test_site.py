@@ -262,7 +262,7 @@ def test_fallbacks_when_entries_lack_the_11_fields(rich):
     symptoms = html[html.find('id="symptoms"'):html.find('id="what-the-log-says"')]
     assert "中文" not in text_of(symptoms)                                   # no symptoms_zh: no empty tab
     assert "Checked on a machine" not in t and "Not checkable on a machine" not in t
-    fix = html[html.find('id="fix"'):html.find('id="verification"')]
+    fix = html[html.find('id="fix-steps"'):html.find('id="verification"')]
     zh_first = fix.find(d["fix"][0]["step_zh"][:12])
     assert zh_first > 0
     assert fix.find("Translate the source with HIPIFY", zh_first) > zh_first    # untranslated step: English in 中文
@@ -276,7 +276,7 @@ def test_entry_page_top_is_title_cause_then_fix_box(rich):
     pos = {k: html.find(v) for k, v in {
         "h1": "<h1", "cause": 'class="eb-cause"', "fix box": "eb-fix", "symptoms": 'id="symptoms"',
         "log": 'id="what-the-log-says"', "triggers": 'id="triggers"', "root cause": 'id="root-cause"',
-        "fix": 'id="fix"', "references": 'id="references"'}.items()}
+        "fix": 'id="fix-steps"', "references": 'id="references"'}.items()}
     assert all(v >= 0 for v in pos.values()), pos
     assert list(pos) == sorted(pos, key=pos.get), pos
     cause = re.search(r'<p class="eb-cause">(.*?)</p>', html, re.S).group(1)
@@ -285,7 +285,7 @@ def test_entry_page_top_is_title_cause_then_fix_box(rich):
     code = text_of(re.search(r"<pre.*?</pre>", box, re.S).group(0))
     assert "Port the include: replace the CUDA header with the HIP one." in text_of(box)
     assert code.strip() == "#include <hip/hip_runtime.h>"                    # the corrected command only
-    assert 'href="#fix"' in box and "All 5 steps" in text_of(box)
+    assert 'id="fix"' in box and 'href="#fix-steps"' in box and "All 5 steps" in text_of(box)
     assert ("Applies to ROCm from 5.0, before 6.2 (changed in 6.2); HIP any version · reviewed 2026-11-20"
             in squash(text_of(box)))
     assert "eb-badge eb-passed" in box and "static: passed" in text_of(box) and "toolchain: passed" in text_of(box)
@@ -307,7 +307,9 @@ def test_chinese_tab_has_cause_symptoms_and_fix_steps(rich):
     _, out = rich
     html = article(page(out, "entries/RMN-0001"))
     tabs = re.findall(r'<label[^>]*>(English|中文)</label>', html)
-    assert tabs.count("中文") >= 3                      # summary, symptoms, fix
+    assert tabs.count("中文") >= 2                      # summary, symptoms (fix steps: English and 中文 side by side)
+    steps = html[html.find('id="fix-steps"'):html.find('id="verification"')]
+    assert f'<span class="eb-zh" lang="zh-Hans">{PORT_ZH}</span>' in steps
     t = text_of(html)
     assert "源码仍包含 CUDA 的" in t                       # cause_zh
     for s in RICH["symptoms_zh"]:
@@ -318,7 +320,7 @@ def test_chinese_tab_has_cause_symptoms_and_fix_steps(rich):
 def test_before_after_opens_on_after(rich):
     _, out = rich
     html = article(page(out, "entries/RMN-0001"))
-    fix = html[html.find('id="fix"'):]
+    fix = html[html.find('id="fix-steps"'):]
     group = re.search(r'<div class="tabbed-set tabbed-alternate"[^>]*>(?:(?!<div '
                       r'class="tabbed-set).)*?Before.*?After.*?</div>', fix, re.S)
     assert group

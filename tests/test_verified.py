@@ -46,6 +46,25 @@ def test_digest_covers_what_a_run_verifies_and_nothing_else(mini_root):
     assert verified.digest(_entry(mini_root), mini_root) not in seen                      # runbook code
 
 
+def test_marking_a_check_as_confirm_keeps_the_digest_moving_or_rewording_it_does_not(mini_root):
+    """kind: confirm and expect say how the page presents a step; no runbook reads them (kb/verified.py). Adding
+    them keeps an entry verified; changing the step's text, code or place among the steps un-verifies it."""
+    before = verified.digest(_entry(mini_root), mini_root)
+    _edit_entry(mini_root, lambda d: d["fix"][0].update(kind="confirm", expect="error: no such file",
+                                                        expect_zh="error: no such file（找不到文件）"))
+    assert _entry(mini_root)["fix"][0]["kind"] == "confirm"                          # the edit took
+    assert verified.digest(_entry(mini_root), mini_root) == before
+    _edit_entry(mini_root, lambda d: d["fix"][0].update(expect="another output"))
+    assert verified.digest(_entry(mini_root), mini_root) == before
+    seen = {before}
+    for change in (lambda d: d["fix"][0].update(step=d["fix"][0]["step"] + " Run it twice."),
+                   lambda d: d["fix"].append(d["fix"].pop(0))):                   # the check moved to the end
+        _edit_entry(mini_root, change)
+        now = verified.digest(_entry(mini_root), mini_root)
+        assert now not in seen
+        seen.add(now)
+
+
 def _record(root, **kw):
     rec = {"entry": "RMN-0001", "runbook": "runbooks/compile/RMN-0001.ipynb", "outcome": "passed",
            "tiers": {"static": {"outcome": "passed"}, "toolchain": {"outcome": "passed"}},

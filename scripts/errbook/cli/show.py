@@ -17,6 +17,7 @@ from pathlib import Path
 from errbook.cli.common import root_of
 from errbook.cli.exitcodes import ExitCode
 from errbook.common import term
+from errbook.kb import fixsteps
 
 WIDTH_MAX = 100
 
@@ -123,14 +124,13 @@ def render(entry, status: dict, lang: str, style: term.Style, width: int) -> lis
         out.append(style(f"  WITHDRAWN on {str(d['withdrawn'])[:10]}: this entry no longer applies; its id stays "
                          "reserved.", "red", "bold"))
     out += para((phrases.cause_line_zh(d) if zh else phrases.cause_line(d)), "  ")
-    out += head("Fix" if not zh else "Fix · 解决")
-    for i, step in enumerate(d["fix"], 1):
-        text = (step.get("step_zh") if zh else None) or step["step"]
-        lines = para(text, f"  {i}. ", "     ")
-        out += [style(ln[:5], "green") + ln[5:] if k == 0 else ln for k, ln in enumerate(lines)]
-        code = phrases.fix_code(step)
-        if code:
-            out += [style("       " + ln, "cyan") for ln in code[1].rstrip("\n").splitlines()]
+    confirm, fixes = fixsteps.split(d["fix"])       # the page's split: the checks, then the changes
+    parts = (("Confirm · 确认" if zh else "Confirm", confirm), ("Fix · 解决" if zh else "Fix", fixes))
+    for words, steps in parts:
+        if steps:
+            out += head(words)
+        for i, step in enumerate(steps, 1):
+            out += _step(step, i, zh, style, para)
     out += head("Summary")
     out += para((d.get("summary_zh") if zh else None) or d["summary"])
     out += head("Symptoms")
@@ -152,6 +152,21 @@ def render(entry, status: dict, lang: str, style: term.Style, width: int) -> lis
     out.append(f"  {status['state']}")
     for s in status["tiers"]:
         out.append("    " + style(s["says"], _STATE_STYLE.get(s["state"], "red")))
+    return out
+
+
+def _step(step: dict, i: int, zh: bool, style: term.Style, para) -> list[str]:
+    """One numbered step: its text, its code, and for a check the output that confirms the diagnosis."""
+    from errbook.web import phrases
+    text = (step.get("step_zh") if zh else None) or step["step"]
+    lines = para(text, f"  {i}. ", "     ")
+    out = [style(ln[:5], "green") + ln[5:] if k == 0 else ln for k, ln in enumerate(lines)]
+    code = phrases.fix_code(step)
+    if code:
+        out += [style("       " + ln, "cyan") for ln in code[1].rstrip("\n").splitlines()]
+    if step.get("expect"):
+        expect = (step.get("expect_zh") if zh else None) or step["expect"]
+        out += para(f"{'若是此问题，会看到：' if zh else 'Expected if this is the problem:'} {expect}", "     ")
     return out
 
 

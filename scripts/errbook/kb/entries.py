@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from errbook.common import paths
-from errbook.kb import yamlpos
+from errbook.kb import fixsteps, yamlpos
 
 
 @dataclass
@@ -53,7 +53,9 @@ class Entry:
 
     @property
     def first_fix(self) -> str:
-        return " ".join(str(self.data["fix"][0]["step"]).split())
+        """The first step that changes something (a `kind: confirm` check is not a fix; kb/fixsteps.py)."""
+        fixes = fixsteps.split(self.data["fix"])[1] or self.data["fix"]
+        return " ".join(str(fixes[0]["step"]).split())
 
 
 NOT_ENTRIES = "messages"       # errata/messages/: message pages, read by kb/messages.py

@@ -99,8 +99,19 @@ triggers:
 root_cause: >-
   TODO why it happens.
 fix:
-  - step: TODO first step.
-    step_zh: TODO 第一步。
+  # First the check that confirms the diagnosis (kind: confirm: a command that prints or inspects and changes
+  # nothing), with the output that shows the problem as the sources show it; delete it if there is no such check.
+  - kind: confirm
+    step: TODO how the reader confirms this is the problem.
+    step_zh: TODO 如何确认是这个问题。
+    code:
+      lang: bash
+      snippet: TODO the command that shows it
+    expect: TODO what its output shows when the problem is present (quoted from a source, never invented).
+    expect_zh: TODO 出现该问题时输出中会看到什么。
+  # Then the fix steps (no kind): what to change.
+  - step: TODO first step of the fix.
+    step_zh: TODO 修复的第一步。
 verification:
   runbook: runbooks/{klass}/{id}.ipynb
   tiers: [static]

@@ -14,7 +14,7 @@ import jsonschema
 
 from errbook.common import paths
 from errbook.kb import entries as entries_mod
-from errbook.kb import parameters, versions
+from errbook.kb import fixsteps, parameters, versions
 
 
 @dataclass
@@ -140,7 +140,8 @@ def range_fields(data: dict):
 
 def data_findings(e: entries_mod.Entry, unreadable_only: bool = False) -> list[Finding]:
     """Entry data every reader must be able to use, checked by the code that uses it: version ranges
-    (versions.parse_range) and runbook parameters (parameters.py). With unreadable_only, a range that parses
+    (versions.parse_range), the fix list's confirm and fix steps (fixsteps.py) and runbook parameters
+    (parameters.py). With unreadable_only, a range that parses
     but holds no version (reversed, '>=7,<6') is not reported: it misleads, but breaks no reader."""
     out = []
     for path, rng in range_fields(e.data):
@@ -150,6 +151,7 @@ def data_findings(e: entries_mod.Entry, unreadable_only: bool = False) -> list[F
                                    f"version range {rng!r} holds no version (is it reversed?)"))
         except versions.RangeError as ex:
             out.append(Finding(e.rel, e.line_of(path), field_name(path), str(ex)))
+    out += [Finding(e.rel, e.line_of(path), field_name(path), msg) for path, msg in fixsteps.problems(e.get("fix"))]
     ver = e.get("verification")
     if isinstance(ver, dict):
         for sub, msg in parameters.problems(ver.get("parameters")):

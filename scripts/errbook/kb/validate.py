@@ -2,14 +2,14 @@
 
 The checks every reader needs are usable.py's; here are those only `errbook validate` runs: signatures against
 their examples and every variant of them (triage.matcher), machine checks (machine.checks), text that must not
-stay, cross-entry references, runbook files and the benign corpus."""
+stay, symptoms listed twice, cross-entry references, runbook files and the benign corpus."""
 from __future__ import annotations
 
 import re
 from dataclasses import asdict
 from pathlib import Path
 
-from errbook.kb import drafts, msgvalidate, regexsubset, variants, versions
+from errbook.kb import drafts, listdups, msgvalidate, regexsubset, variants, versions
 from errbook.kb import entries as entries_mod
 from errbook.kb.usable import (
     Finding,
@@ -134,6 +134,12 @@ def _text_findings(e: entries_mod.Entry, root: Path) -> list[Finding]:
             out.append(Finding(e.rel, e.line_of(("verification", "runbook")), "verification.runbook",
                                f"unfinished: {rb} still contains TODO"))
     return out
+
+
+def _repeat_findings(e: entries_mod.Entry) -> list[Finding]:
+    """A symptom listed twice (listdups.py): the page would show it twice."""
+    return [Finding(e.rel, e.line_of((key, j)), field_name((key, j)), f"repeats {key}[{i}] ({how})")
+            for key in ("symptoms", "symptoms_zh") for j, i, how in listdups.repeated(as_list(e.get(key)))]
 
 
 def _primary(ref) -> bool:
@@ -306,7 +312,7 @@ def validate(root: Path, only: set[str] | None = None) -> tuple[list[entries_mod
         findings += schema_f + data_f
         broken = {int(f.field.split("[")[1].split("]")[0]) for f in schema_f if f.field.startswith("signatures[")}
         findings += _signature_findings(e, broken)
-        findings += _text_findings(e, root)
+        findings += _text_findings(e, root) + _repeat_findings(e)
         findings += [Finding(e.rel, e.line_of(p), field_name(p), m) for p, m in checks.validate_entry(e.data)]
     findings += _cross_findings(loaded, root)
     findings += _release_findings(loaded, root)

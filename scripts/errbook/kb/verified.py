@@ -4,11 +4,17 @@ A ledger record is evidence about an entry *as it was when the runbook ran*. The
 run's verdict depends on:
 - the entry's `signatures` (checks call `expect_signature` / `expect_no_signature` against them), less each
   signature's `level` (how triage presents a match; no check reads it),
-- its machine checks (`triggers.checks`), its `fix` steps, and `verification` (runbook path, tiers,
-  parameters),
+- its machine checks (`triggers.checks`), its `fix` steps (less each step's `kind`, `expect` and `expect_zh`,
+  see below), and `verification` (runbook path, tiers, parameters),
 - the runbook's code cells, source only (outputs, metadata and Markdown prose do not change what runs).
 Titles, prose, references and review dates can change without un-verifying the entry. A record without a
 digest predates this rule and counts as verifying an earlier version, as does one whose digest differs.
+
+A fix step's `kind: confirm` and its expected output (`expect`, `expect_zh`) say how the page presents the step
+(under Confirm, with the output a reader should see): no runbook reads them, each runbook reproduces the problem
+and applies the fix in its own code cells (digested above), and marking a step as a check changes neither its text
+nor its code. So adding or editing them leaves the digest as it was; a step's text, its code or the order of the
+steps still changes it (moving a step to make it a confirm step is a change a runbook may not have seen).
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import json
 from pathlib import Path
 
 VERSION = "v1"                # ledgerrec.DIGEST_RE accepts this version's digests
+PRESENTATION = ("kind", "expect", "expect_zh")   # fix-step keys left out of the digest (see above)
 MAX_NOTEBOOK = 16 << 20      # bytes; a larger runbook is not read (validate reports it), and digests as unreadable
 
 
@@ -46,8 +53,11 @@ def payload(entry, root: Path) -> dict:
     sigs = d.get("signatures")
     if isinstance(sigs, list):     # a signature's `level` only decides how triage presents a match: no check reads it
         sigs = [{k: v for k, v in s.items() if k != "level"} if isinstance(s, dict) else s for s in sigs]
+    fix = d.get("fix")
+    if isinstance(fix, list):      # how a step is presented (confirm, expected output) is no part of what ran
+        fix = [{k: v for k, v in s.items() if k not in PRESENTATION} if isinstance(s, dict) else s for s in fix]
     return {"signatures": sigs, "checks": (d.get("triggers") or {}).get("checks"),
-            "fix": d.get("fix"), "verification": ver,
+            "fix": fix, "verification": ver,
             "runbook": _code_cells(root / runbook) if isinstance(runbook, str) else None}
 
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 import html
 
 from errbook.machine import checks
-from errbook.web import addresses
+from errbook.web import addresses, fixbox
 from errbook.web.escape import (
     RawBlocks,
     attr,
     code_span,
-    fence,
     front_matter,
     indent,
     inline,
@@ -31,21 +30,24 @@ from errbook.web.escape import (
 )
 from errbook.web.phrases import (
     CLASSES,
-    applies_line,
     cause_line,
     cause_line_zh,
     circulates,
     error_texts,
-    first_sentences,
-    fix_code,
     identifier_like,
     public_aliases,
     version_words,
 )
 from errbook.web.refs import Links, rel_entry_link
-from errbook.web.status import badge, status_badges, tier_status
+from errbook.web.status import badge, tier_status
 
 FIX_ANCHOR = addresses.FIX_ANCHOR
+fix_box = fixbox.fix_box      # the first screen's box (web/fixbox.py), kept importable from here
+# The reader's language, English or 中文 (assets/lang.js shows it; without script the page stays English): the
+# same choice as the page's English/中文 tabs.
+LANG_SWITCH = ('<div class="eb-langswitch" role="group" aria-label="Language / 语言" data-search-exclude hidden>'
+               '<button type="button" data-eb-lang="en">English</button>'
+               f'<button type="button" data-eb-lang="zh" lang="{fixbox.ZH}">中文</button></div>\n')
 # Search: entry pages rank above the hand-written pages that mention the same words. Index pages (all
 # entries, classes, matrix, corrections) only repeat what entry pages say: they stay out of the index.
 ENTRY_SEARCH_BOOST = 4
@@ -62,7 +64,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, 
         md.insert(2, f'!!! warning "Draft"\n    This entry is a draft ({inline(draft)}): `errbook serve` previews it; '
                      "the published site, the paste page and triage leave it out until it is finished "
                      "(`errbook validate --strict` lists what is left).\n")
-    md.append(fix_box(d, e, records_by_platform, raw))
+    md.append(fixbox.fix_box(d, e, records_by_platform, raw))
     md += [note] if note else []
     md += _names(d)
     md.append(_tabs(f"*{inline(d['title'])}*\n\n" + raw.put(prose_html(d["summary"])),
@@ -73,7 +75,7 @@ def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, 
     md += _log_text(d, raw)
     md += _triggers(d, raw)
     md += ["## Root cause\n", raw.put(prose_html(d["root_cause"])) + "\n"]
-    md += _fix_steps(d)
+    md += fixbox.fix_steps(d)
     md += _corrections(d, raw)
     # Sections that hold other entries' titles and platform tables stay out of the search index: they would
     # make this page match words that belong to other entries.
@@ -90,30 +92,20 @@ def _header(d: dict) -> list[str]:
     md = [front_matter({"title": html.escape(f"{d['id']} · {d['title']}"), "tags": d.get("tags", []),
                         "description": html.escape(cause[:300]), "search": {"boost": ENTRY_SEARCH_BOOST},
                         "hide": ["tags"]})]     # tags are listed below the fix box: the first screen is for the fix
-    md.append(f"# {inline(d['title'])}\n")
+    zh = d.get("title_zh")
+    md.append(f"# {inline(d['title'])}" + (" { .eb-en }" if zh else "") + "\n")     # first: the search's top
+    if zh:      # shown instead of the h1 when the reader chose 中文 (assets/lang.js); its text is in the 中文 tab too
+        md.append(f'<p class="eb-zh eb-title-zh" lang="{fixbox.ZH}" role="heading" aria-level="1" data-search-exclude '
+                  f'markdown>{inline(zh)}</p>\n')
+        md.append(LANG_SWITCH)
     if d.get("withdrawn"):
         md.append(f'!!! danger "Withdrawn on {inline(str(d["withdrawn"])[:10])}"\n    This entry was withdrawn; '
                   "its id stays reserved.\n")
     md.append(f'<p class="eb-cause" markdown>{inline(cause)}</p>\n')
+    if d.get("cause_zh"):
+        md.append(f'<p class="eb-cause eb-zh" lang="{fixbox.ZH}" data-search-exclude markdown>'
+                  f"{inline(cause_line_zh(d))}</p>\n")
     return md
-
-
-def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
-    """The first fix step, its code, where it applies and the verification badges: the page's first screen."""
-    steps = d["fix"]
-    first = steps[0]
-    n = len(steps)
-    title = "Fix" + (f" — step 1 of {n}" if n > 1 else "")
-    body = [inline(first_sentences(first["step"], 260))]
-    code = fix_code(first)
-    if code:       # plain (not highlighted) here: the Fix section below highlights it; Material adds the copy button
-        body.append(raw.put(pre(code[1].rstrip("\n"), "eb-fix-code", code[0])))
-    more = f"All {n} steps" if n > 1 else "Details"
-    body.append(f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} '
-                f':material-arrow-down:](#{FIX_ANCHOR})'
-                f"{{ .md-button .eb-fix-more }} {applies_line(d)}\n\n</div>")
-    body.append(status_badges(e, records_by_platform, short=True))
-    return f'!!! success eb-fix "{title}"\n\n' + indent("\n\n".join(body)) + "\n"
 
 
 def _names(d: dict) -> list[str]:
@@ -135,7 +127,8 @@ def _tabs(en: str, zh: str | None) -> str:
     """English / 中文 content tabs (linked across the page), or the English text alone."""
     if not zh:
         return en + "\n"
-    return '=== "English"\n\n' + indent(en) + '\n\n=== "中文"\n\n' + indent(zh) + "\n"
+    return ('=== "English"\n\n' + indent(en) + '\n\n=== "中文"\n\n'
+            + indent(f'<div lang="{fixbox.ZH}">\n\n{zh}\n\n</div>') + "\n")
 
 
 def _list(items, raw: RawBlocks) -> str:
@@ -215,27 +208,6 @@ def machine_checks_md(d: dict) -> str:
     if t.get("not_checkable"):
         return '!!! note "Not checkable on a machine"\n    ' + inline(t["not_checkable"]) + "\n"
     return ""
-
-
-def _fix_steps(d: dict) -> list[str]:
-    """Every fix step, with its code (before/after tabs where the entry gives both), in English and Chinese."""
-    en = "\n".join(_step_md(i, st["step"], st) for i, st in enumerate(d["fix"], 1))
-    zh = None
-    if any(st.get("step_zh") for st in d["fix"]):
-        zh = "\n".join(_step_md(i, st.get("step_zh") or st["step"], st) for i, st in enumerate(d["fix"], 1))
-    return [f"## Fix {{ #{FIX_ANCHOR} }}\n", _tabs(en, zh)]
-
-
-def _step_md(i: int, text: str, step: dict) -> str:
-    out = [f"{i}. {inline(text)}\n"]
-    c = step.get("code")
-    if c:
-        if c.get("before") and c.get("after"):
-            out.append('    === "Before"\n\n' + fence(c["before"], c["lang"], "        ") + "\n")
-            out.append('    ===+ "After"\n\n' + fence(c["after"], c["lang"], "        ") + "\n")
-        else:
-            out.append(fence(c.get("snippet") or c["after"], c["lang"], "    ") + "\n")
-    return "\n".join(out)
 
 
 def _corrections(d: dict, raw: RawBlocks) -> list[str]:

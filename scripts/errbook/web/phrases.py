@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from errbook.kb import regexsubset
+from errbook.kb import fixsteps, regexsubset
 from errbook.web.escape import inline
 
 CLASSES = {
@@ -223,7 +223,7 @@ def circulates(c: dict) -> str:
 def paste_meta(e) -> dict:
     """What a paste-page result card shows for an entry (the bundle's `entries` part)."""
     d = e.data
-    first = d["fix"][0]
+    first = fixsteps.split(d["fix"])[1][0]      # the card's fix is the first change, not a check (kb/fixsteps.py)
     code = fix_code(first)
     return {"title": d["title"], "title_zh": d["title_zh"], "cause": cause_line(d), "cause_zh": cause_line_zh(d),
             "fix": first_sentences(first["step"], 300), "fix_zh": first_sentences(first.get("step_zh") or "", 200),

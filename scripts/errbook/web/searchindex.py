@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 
 from errbook.common import paths
+from errbook.kb import fixsteps
 from errbook.web import phrases
 from errbook.web.entrypage import ENTRY_SEARCH_BOOST
 
@@ -138,15 +139,20 @@ def sections(d: dict) -> list[dict]:
     section per heading, each with the text the page shows there (parts marked data-search-exclude left out)."""
     fix = d["fix"]
     names = [a for a in phrases.public_aliases(d) if phrases.identifier_like(a)] + phrases.error_texts(d)
-    code = phrases.fix_code(fix[0])
-    top = [phrases.cause_line(d), phrases.first_sentences(fix[0]["step"], 260), code[1] if code else "",
+    confirm, fixes = fixsteps.split(fix)
+    box = []                        # the fix box: the first check with its expected output, the first fix step
+    for st in confirm[:1] + fixes[:1]:
+        code = phrases.fix_code(st)
+        box += [phrases.first_sentences(st["step"], 260), code[1] if code else "", st.get("expect", "")]
+    top = [phrases.cause_line(d), *box,
            d["id"], phrases.CLASSES.get(d["class"], ("",))[0], " ".join(names), d["summary"], d.get("title_zh", ""),
            phrases.cause_line_zh(d) if d.get("cause_zh") else "", d.get("summary_zh", "")]
     t = d.get("triggers") or {}
     steps = []
     for st in fix:
         c = st.get("code") or {}
-        steps += [st["step"], c.get("before", ""), c.get("after", "") or c.get("snippet", ""), st.get("step_zh", "")]
+        steps += [st["step"], c.get("before", ""), c.get("after", "") or c.get("snippet", ""), st.get("step_zh", ""),
+                  st.get("expect", ""), st.get("expect_zh", "")]
     out = [{"title": d["title"], "text": top, "tags": list(d.get("tags") or []), "top": True},
            {"title": "Symptoms", "text": list(d["symptoms"]) + list(d.get("symptoms_zh") or [])},
            {"title": "What the log says", "text": [str(s["examples"][0]["text"]) for s in d["signatures"]
