@@ -87,12 +87,23 @@ def _header(d: dict) -> list[str]:
     md = [front_matter({"title": html.escape(f"{d['id']} · {d['title']}"), "tags": d.get("tags", []),
                         "description": html.escape(cause[:300]), "search": {"boost": ENTRY_SEARCH_BOOST},
                         "hide": ["tags"]})]     # tags are listed below the fix box: the first screen is for the fix
-    md.append(f"# {inline(d['title'])}\n")
+    md.append(_title(d))
     if d.get("withdrawn"):
         md.append(f'!!! danger "Withdrawn on {inline(str(d["withdrawn"])[:10])}"\n    This entry was withdrawn; '
                   "its id stays reserved.\n")
     md.append(f'<p class="eb-cause" markdown>{inline(cause)}</p>\n')
     return md
+
+
+def _title(d: dict) -> str:
+    """The h1. With title_short, phones show the short title as the heading and the full one under it (CSS picks
+    by width; the short one is out of the search index, so the entry ranks as before)."""
+    full = inline(d["title"])
+    if not d.get("title_short"):
+        return f"# {full}\n"
+    short = inline(d["title_short"])
+    return (f'# <span class="eb-title-full">{full}</span><span class="eb-title-short" data-search-exclude>{short}'
+            f'</span>\n\n<p class="eb-title-under" data-search-exclude markdown>{full}</p>\n')
 
 
 def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
