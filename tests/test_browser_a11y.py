@@ -117,7 +117,7 @@ def report(found: dict) -> str:
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_axe_finds_no_serious_violation(browser, real_site, axe_source, size, scheme):
+def test_axe_finds_no_serious_violation(axe_source, browser, real_site, size, scheme):
     viewport(browser, *size)
     try:
         loaded(browser, real_site, "/")
