@@ -49,6 +49,7 @@ if [ "$mode" != "serve" ] && [ "$quick" = 0 ]; then
   command -v chromium     >/dev/null 2>&1 || need_apt+=(chromium)         # the paste page and site tests
   command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
   command -v node         >/dev/null 2>&1 || need_apt+=(nodejs)           # assets/engine.js against the Python engine
+  command -v npm          >/dev/null 2>&1 || need_apt+=(npm)              # axe-core for the accessibility tests
   command -v rg           >/dev/null 2>&1 || need_apt+=(ripgrep)          # a reference tool of scripts/benchmark.py
   # tests/test_slurm.py starts a single-node Slurm (slurmctld + slurmd + munged) of its own on localhost
   PATH="$SBIN_PATH" command -v slurmctld >/dev/null 2>&1 || need_apt+=(slurmctld slurmd slurm-client)
@@ -141,6 +142,24 @@ if [ "$done_already" = 0 ]; then
   touch ".venv/.installed-${extras:-base}-$hash"
 fi
 
+# ------------------------------------------------------------------ axe-core (the browser accessibility tests)
+# Debian has no axe-core package: npm installs the version and integrity pinned in tests/axe/package-lock.json
+# into tests/axe/node_modules (git-ignored), once per lock file. Without npm the accessibility tests skip outside
+# CI and fail under it, as the Node twins do.
+no_axe=0
+if [ "$mode" != "serve" ] && [ "$quick" = 0 ]; then
+  lock_hash="$(sha1sum tests/axe/package-lock.json | cut -c1-12)"
+  if [ -f "tests/axe/node_modules/.installed-$lock_hash" ]; then :
+  elif command -v npm >/dev/null 2>&1; then
+    echo "bootstrap: installing axe-core into tests/axe/node_modules (npm ci, pinned by package-lock.json)"
+    npm ci --prefix tests/axe --ignore-scripts --no-audit --no-fund --loglevel=error
+    touch "tests/axe/node_modules/.installed-$lock_hash"
+  else
+    echo "bootstrap: npm is not installed: not installing axe-core (the accessibility tests skip)"
+    no_axe=1
+  fi
+fi
+
 # ------------------------------------------------------------------ errbook on PATH
 install_shim() {
   local dir="${ERRBOOK_BIN_DIR:-}"
@@ -186,6 +205,7 @@ case "$mode" in
            # run, which installs no Node, skips them instead.
            if ! command -v node >/dev/null 2>&1 && [ -z "${CI:-}" ] && { [ "$quick" = 1 ] || [ -n "${ERRBOOK_NO_APT:-}" ]; }
            then export ERRBOOK_ALLOW_NO_NODE=1; fi
+           if [ "$no_axe" = 1 ] && [ -z "${CI:-}" ]; then export ERRBOOK_ALLOW_NO_AXE=1; fi
            exec .venv/bin/python -m pytest -n 2 "$@" ;;
   install) echo "bootstrap: installed into .venv${extras:+ (extras: $extras)}" ;;
 esac

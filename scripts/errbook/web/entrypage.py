@@ -93,7 +93,7 @@ def _header(d: dict) -> list[str]:
                         "description": html.escape(cause[:300]), "search": {"boost": ENTRY_SEARCH_BOOST},
                         "hide": ["tags"]})]     # tags are listed below the fix box: the first screen is for the fix
     zh = d.get("title_zh")
-    md.append(f"# {inline(d['title'])}" + (" { .eb-en }" if zh else "") + "\n")     # first: the search's top
+    md.append(_title(d, zh_too=bool(zh)))     # first: the search's top
     if zh:      # shown instead of the h1 when the reader chose 中文 (assets/lang.js); its text is in the 中文 tab too
         md.append(f'<p class="eb-zh eb-title-zh" lang="{fixbox.ZH}" role="heading" aria-level="1" data-search-exclude '
                   f'markdown>{inline(zh)}</p>\n')
@@ -106,6 +106,21 @@ def _header(d: dict) -> list[str]:
         md.append(f'<p class="eb-cause eb-zh" lang="{fixbox.ZH}" data-search-exclude markdown>'
                   f"{inline(cause_line_zh(d))}</p>\n")
     return md
+
+
+def _title(d: dict, zh_too: bool) -> str:
+    """The h1 (English only when a Chinese title replaces it in 中文 mode). With title_short, phones show the short
+    title as the heading and the full one under it (CSS picks by width; the short one is out of the search index,
+    so the entry ranks as before)."""
+    full = inline(d["title"])
+    attr = " { .eb-en }" if zh_too else ""
+    if not d.get("title_short"):
+        return f"# {full}{attr}\n"
+    short = inline(d["title_short"])
+    under = "eb-title-under eb-en" if zh_too else "eb-title-under"
+    return (f'# <span class="eb-title-full">{full}</span><span class="eb-title-short" data-search-exclude>{short}'
+            f'</span>{attr}\n\n<p class="{under}" data-search-exclude markdown>{full}</p>\n')
+
 
 
 def _names(d: dict) -> list[str]:

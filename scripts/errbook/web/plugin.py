@@ -34,7 +34,7 @@ from errbook.web.escape import RawBlocks
 
 log = get_plugin_logger(__name__)
 
-ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "errbook.css", "search-query.js",
+ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "a11y.js", "errbook.css", "search-query.js",
           "lang.js")
 HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Material's bundle starts its search worker
 MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
@@ -290,9 +290,12 @@ class ErrbookPlugin(BasePlugin[ErrbookConfig]):
         for name in ASSETS:
             self._add(files, config, f"{addresses.ASSETS_DIR}/{name}",
                       (paths.ASSETS_DIR / name).read_text(encoding="utf-8"))
-        # Beside Material's search worker (same folder, so the worker's own relative paths still hold).
+        # Beside Material's search worker (same folder, so the worker's own relative paths still hold), after the
+        # class of each entry (at its end), which the results show beside the entry's id.
+        classes = {e.id: phrases.CLASSES[e.klass][0] for e in published if e.klass in phrases.CLASSES}
         self._add(files, config, addresses.SEARCH_WORKER,
-                  (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8"))
+                  (paths.ASSETS_DIR / "errbook-search.js").read_text(encoding="utf-8")
+                  + f"self.ERRBOOK_SEARCH_ENTRIES = {json.dumps(classes, ensure_ascii=False)};\n")
         if self.page_cache is not None:
             self.page_cache.begin(f.src_uri for f in files)
         return files

@@ -12,6 +12,10 @@
  * k of the query's n words within one short window (twice the query's length, at least 40 characters) has its
  * score multiplied by 1 + PROXIMITY * (k/n)^2, for k >= 2: the classic proximity signal of phrase search with
  * slop, read from the word positions lunr already returns. One-word queries are unchanged.
+ *
+ * Entry results say which entry and class they are (issue 27 item 13): the site writes each entry's class as
+ * self.ERRBOOK_SEARCH_ENTRIES ({"RMN-0090": "Runtime", ...}) at the end of this file, and each result's page
+ * title gets "RMN-0090 · Runtime" in front of it. Only what is shown changes, not what is indexed or ranked.
  * The worker is loaded from this site only; nothing else changes. */
 "use strict";
 (function () {
@@ -20,6 +24,28 @@
     throw new Error("errbook-search.js: not Material's search worker: " + w);
   }
   importScripts(w);
+  labelEntries();
+  // Material's worker answers with postMessage({type: 3, data: {items: [[page, ...sections], ...]}}); the page
+  // renders each title as HTML (it carries <mark> highlights).
+  function labelEntries() {
+    if (typeof self.postMessage !== "function") return;
+    const post = self.postMessage;
+    const esc = (s) => String(s).replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    self.postMessage = function (msg, ...rest) {
+      const classes = self.ERRBOOK_SEARCH_ENTRIES || {};
+      const items = msg && msg.type === 3 && msg.data && msg.data.items;
+      for (const group of Array.isArray(items) ? items : []) {
+        for (const doc of group) {
+          const m = /(?:^|\/)entries\/(RMN-\d+)\/$/.exec(String(doc.location));
+          if (m && classes[m[1]]) {
+            doc.title = `<span class="eb-search-entry">${esc(m[1])} · ${esc(classes[m[1]])}</span> ${doc.title}`;
+          }
+        }
+      }
+      return post.call(self, msg, ...rest);
+    };
+  }
+
   const TokenSet = self.lunr && self.lunr.TokenSet;
   if (!TokenSet) return;
   TokenSet.prototype.toString = function () {

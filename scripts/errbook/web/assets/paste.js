@@ -166,7 +166,7 @@
     // green only for a diagnosis first in the list; an observation is "info", never a success card
     const kind = level === "observation" ? "info" : rank === 0 && level !== "weak" && level !== "likely" ? "success" : "note";
     const box = el("div", null, `admonition ${kind} eb-card eb-${level}`);
-    const title = el("p", null, "admonition-title");
+    const title = el("h2", null, "admonition-title");    // a heading per card: the results can be read by heading
     title.appendChild(link(`${r.id} · ${(lang === "zh" && m.title_zh) || m.title || ""}`, siteUrl("entry", { id: r.id })));
     box.appendChild(title);
     const conf = el("p", null, "eb-confidence");
