@@ -22,8 +22,8 @@ from pathlib import Path
 from errbook.common import paths
 from errbook.errors import ErrbookError
 from errbook.kb import entries as entries_mod
-from errbook.kb import yamlpos
-from errbook.triage import corpus, pipeline, ranking, retrieval
+from errbook.kb import facets, yamlpos
+from errbook.triage import corpus, finder, findereval, pipeline, ranking, retrieval
 from errbook.triage.corpus import split_of
 
 # The targets of issue 9 (on unseen test logs / all benign logs). Calibration holds dev benign logs to the
@@ -212,12 +212,26 @@ class Evaluator:
                                                          sum(c["split"] == "test" for c in self.benign)),
                        "confident_false_positives": sum(f["level"] == "diagnosis" for f in fps),
                        "observations": len(observed or [])},
+            # issue 24: a symptom-only log has no line that names its problem, so a diagnosis of one is wrong
+            "symptom_only_diagnosed": [r["name"] for r in rows if r["kind"] == "symptom-only"
+                                       and r["level"] == "diagnosis"],
             "entries_covered": len({r["expect"] for r in rows if r["expect"] in self.ids}),
             "misses": [r for r in rows if not r["top1"] and r["expect"] != "none"],
             "false_positives": fps,
             "benign_observations": observed or [],
             "rows": rows,
         }
+        return out
+
+    def finder(self) -> dict:
+        """The guided finder simulated on the symptom-only logs (triage/findereval.py), with the indexes run()
+        scored them with (leave-one-thread-out); {} when the knowledge base has no facets vocabulary."""
+        vocab = facets.load(self.root)
+        if vocab is None:
+            return {}
+        logs, none = findereval.symptom_logs(self.labelled, self.group_of, vocab)
+        out = findereval.run(logs, finder.from_entries(self.active, vocab), vocab, lambda t: self.index_for(t))
+        out["none_logs"] = none
         return out
 
     def calibrate(self) -> dict:
