@@ -107,6 +107,12 @@ def summarize(rows: list[dict]) -> dict:
     }
 
 
+def symptom_only_diagnosed(rows: list[dict]) -> list[str]:
+    """The symptom-only logs given a diagnosis (issue 24: none may be; such a log has no line that names its
+    problem, so a diagnosis of one is wrong)."""
+    return [r["name"] for r in rows if r["kind"] == "symptom-only" and r["level"] == "diagnosis"]
+
+
 class Evaluator:
     def __init__(self, root: Path):
         self.root = root
@@ -212,9 +218,7 @@ class Evaluator:
                                                          sum(c["split"] == "test" for c in self.benign)),
                        "confident_false_positives": sum(f["level"] == "diagnosis" for f in fps),
                        "observations": len(observed or [])},
-            # issue 24: a symptom-only log has no line that names its problem, so a diagnosis of one is wrong
-            "symptom_only_diagnosed": [r["name"] for r in rows if r["kind"] == "symptom-only"
-                                       and r["level"] == "diagnosis"],
+            "symptom_only_diagnosed": symptom_only_diagnosed(rows),
             "entries_covered": len({r["expect"] for r in rows if r["expect"] in self.ids}),
             "misses": [r for r in rows if not r["top1"] and r["expect"] != "none"],
             "false_positives": fps,
@@ -223,14 +227,19 @@ class Evaluator:
         }
         return out
 
+    def _index_once(self, thread: str) -> retrieval.Index:
+        """index_for(thread) when run() built it, else a fresh one that is not kept (one index per thread held at
+        once would take gigabytes)."""
+        return self._indexes.get((thread, "")) or retrieval.build(self.docs, self.benign_docs, frozenset([thread]))
+
     def finder(self) -> dict:
-        """The guided finder simulated on the symptom-only logs (triage/findereval.py), with the indexes run()
-        scored them with (leave-one-thread-out); {} when the knowledge base has no facets vocabulary."""
+        """The guided finder simulated on the symptom-only logs (triage/findereval.py), each scored with the index
+        run() scores it with (leave-one-thread-out); {} when the knowledge base has no facets vocabulary."""
         vocab = facets.load(self.root)
         if vocab is None:
             return {}
         logs, none = findereval.symptom_logs(self.labelled, self.group_of, vocab)
-        out = findereval.run(logs, finder.from_entries(self.active, vocab), vocab, lambda t: self.index_for(t))
+        out = findereval.run(logs, finder.from_entries(self.active, vocab), vocab, self._index_once)
         out["none_logs"] = none
         return out
 
