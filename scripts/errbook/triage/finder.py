@@ -36,6 +36,13 @@ QUERY_CHARS = 256 << 10      # characters of a log used as the BM25 query
 GPU_FACTS = ("gpu.runtime_gfx", "gpu.gfx", "gpu.rocminfo_gfx")   # the first a facts file states is read
 
 
+# What the paste page's port (web/assets/finder.js) runs with, shipped as it is in the bundle (web/bundle.py); the
+# vocabulary and the entries' facets are data beside it (bundle_data).
+JS_SPEC = {"max_questions": MAX_QUESTIONS, "short_list": SHORT_LIST, "unknown": UNKNOWN,
+           "unknown_label": list(UNKNOWN_LABEL), "log_chars": LOG_CHARS, "query_chars": QUERY_CHARS,
+           "gpu_facts": list(GPU_FACTS), "facets": list(facets.FACETS)}
+
+
 class FinderError(ErrbookError, ValueError):
     """An answer the finder cannot use: an unknown facet or value (the message lists the choices)."""
 
@@ -96,6 +103,19 @@ def from_entries(active, vocab: facets.Vocabulary) -> list[Entry]:
     return [Entry(e.id, str(e.get("title", "")), str(e.get("title_zh") or e.get("title", "")), e.klass,
                   facets.of_entry(e.data, vocab), confirm.confirm_check(e.data))
             for e in active if not e.withdrawn]
+
+
+def bundle_data(entries: list[Entry], vocab: facets.Vocabulary) -> dict:
+    """The vocabulary (its patterns as source text: the page compiles them with the "m" flag, as Python does
+    with re.MULTILINE) and the entries as the finder sees them, in this order, for the paste page."""
+    def value(v: facets.Value) -> dict:
+        return {"id": v.id, "label": v.label, "label_zh": v.label_zh, "log": [rx.pattern for rx in v.log],
+                "gfx": v.gfx.pattern if v.gfx is not None else None}
+    return {"vocabulary": {name: {"question": f.question, "question_zh": f.question_zh, "wildcard": f.wildcard,
+                                  "values": [value(v) for v in f.values]} for name, f in vocab.facets.items()},
+            "entries": [{"id": e.id, "title": e.title, "title_zh": e.title_zh, "class": e.klass,
+                         "facets": {k: list(v) for k, v in e.facets.items()},
+                         "check": e.check.as_dict() if e.check else None} for e in entries]}
 
 
 def log_scores(index: retrieval.Index, text: str) -> dict[str, float]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from errbook.kb import facets as facets_mod
 from errbook.machine import checks, facts
-from errbook.triage import corpus, environment, normalize, pipeline, retrieval
+from errbook.triage import corpus, environment, finder, normalize, pipeline, retrieval
 
 # Where each ported module's JS_SPEC goes: a key path in the bundle (() merges it into the top level).
 SPECS = (
@@ -21,12 +22,16 @@ SPECS = (
     (("logfacts",), environment),      # environment evidence and its score points
     ((), checks),                      # the machine checks' bonus
     (("facts_format",), facts),        # the facts file's format and limits
+    (("finder",), finder),             # the guided finder's limits (assets/finder.js)
 )
+# Places whose JS_SPEC a page script other than engine.js ports (tests/test_twins_finder.py traces what it reads).
+PORTED_ELSEWHERE = {("finder",): "finder.js"}
 # Parts built from the knowledge base and the corpus, by place.
 DATA_KEYS = {
     (): ("signatures", "patterns", "roles", "cosmetic", "vetoes", "note_caps",   # Matcher.bundle()
          "profiles", "checks"),
     ("retrieval",): ("index", "calibration", "related"),
+    ("finder",): ("vocabulary", "entries"),      # finder.bundle_data: the questions and the entries' facets
 }
 
 
@@ -45,6 +50,8 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
                    if not e.withdrawn and (e.get("triggers") or {}).get("checks")},
         # The facts file format and its limits, so the page accepts exactly the files `errbook doctor --facts` does.
         "facts_format": {},
+        # The guided finder's questions and the entries' facets (errata/facets.yaml; none without it).
+        "finder": _finder_data(root, active),
     }
     for place, mod in SPECS:
         part = out
@@ -52,3 +59,10 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
             part = part[k]
         part.update(copy.deepcopy(mod.JS_SPEC))     # a copy: a caller may change its bundle, never the module
     return out
+
+
+def _finder_data(root: Path, active) -> dict:
+    vocab = facets_mod.load(root)
+    if vocab is None:
+        return {"vocabulary": {}, "entries": []}
+    return finder.bundle_data(finder.from_entries(active, vocab), vocab)

@@ -1,9 +1,9 @@
 /* The paste page's matcher, off the main thread: a page that matches a slow pattern against a long line stays
  * responsive, and the page can stop this worker when its time budget is spent. Loads the same engine and
  * signature bundle as the page (both set their globals on `self`); nothing here makes a network request. */
-/* global importScripts, ErrbookTriage */
+/* global importScripts, ErrbookTriage, ErrbookFinder */
 "use strict";
-importScripts("signatures.js", "engine.js");
+importScripts("signatures.js", "engine.js", "finder.js");
 let eng = null;
 
 self.onmessage = function (ev) {
@@ -15,8 +15,11 @@ self.onmessage = function (ev) {
     const text = String(m.text || "");
     // the error lines no diagnosis explains (the CLI's --format markdown lists the same ones)
     const unexplained = ErrbookTriage.unexplainedLines(eng, text, r.results, 10);
+    // no diagnosis: the guided finder orders its list by the log's similarity to each entry (finder.log_scores)
+    const fnd = self.ERRBOOK_BUNDLE.finder;
+    const scores = fnd && !r.results.some((x) => x.level === "diagnosis") ? ErrbookFinder.logScores(ErrbookTriage, eng, fnd, text) : null;
     self.postMessage({ id: m.id, ok: true, results: r.results, first: r.firstFailureLine, unexplained: unexplained,
-                       ms: Date.now() - t0 });
+                       scores: scores, ms: Date.now() - t0 });
   } catch (e) {
     self.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
   }
