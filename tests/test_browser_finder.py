@@ -72,3 +72,15 @@ def test_a_diagnosed_log_gets_no_questions(browser, real_site):  # noqa: F811
     open_paste(browser, real_site)
     paste_and_match(browser, DIAGNOSED.read_text(encoding="utf-8"))
     assert _state(browser) is None
+
+
+def test_the_questions_never_widen_a_phone(browser, real_site):  # noqa: F811
+    viewport(browser, 390, 844)
+    try:
+        open_paste(browser, real_site)
+        paste_and_match(browser, SLOW_LOG.read_text(encoding="utf-8"))
+        wait_for(lambda: _state(browser))
+        browser.execute_script("document.querySelector('.eb-finder').scrollIntoView()")
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        viewport(browser, 1400, 1000)

@@ -3,7 +3,8 @@
  * signature bundle as the page (both set their globals on `self`); nothing here makes a network request. */
 /* global importScripts, ErrbookTriage, ErrbookFinder */
 "use strict";
-importScripts("signatures.js", "engine.js", "finder.js");
+importScripts("signatures.js", "engine.js");
+try { importScripts("finder.js"); } catch (e) { /* no guided finder: the page then asks no questions */ }
 let eng = null;
 
 self.onmessage = function (ev) {
@@ -17,7 +18,8 @@ self.onmessage = function (ev) {
     const unexplained = ErrbookTriage.unexplainedLines(eng, text, r.results, 10);
     // no diagnosis: the guided finder orders its list by the log's similarity to each entry (finder.log_scores)
     const fnd = self.ERRBOOK_BUNDLE.finder;
-    const scores = fnd && !r.results.some((x) => x.level === "diagnosis") ? ErrbookFinder.logScores(ErrbookTriage, eng, fnd, text) : null;
+    const scores = fnd && typeof ErrbookFinder !== "undefined" && !r.results.some((x) => x.level === "diagnosis")
+      ? ErrbookFinder.logScores(ErrbookTriage, eng, fnd, text) : null;
     self.postMessage({ id: m.id, ok: true, results: r.results, first: r.firstFailureLine, unexplained: unexplained,
                        scores: scores, ms: Date.now() - t0 });
   } catch (e) {
