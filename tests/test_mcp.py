@@ -16,7 +16,7 @@ from errbook.kb import fixsteps
 from errbook.web import addresses
 
 SITE = "https://errbook.example.org/team/"
-TOOLS = {"triage", "show", "search", "doctor"}
+TOOLS = {"triage", "show", "search", "find", "doctor"}
 
 
 def _url(eid: str) -> str:
@@ -47,13 +47,18 @@ def _data(result) -> dict:
 def test_the_sdks_client_lists_and_calls_every_tool_over_stdio():
     log = (REPO / "errata" / "corpus" / "real" / "RMN-0090-1.log").read_text(encoding="utf-8")
     facts = (REPO / "tests" / "doctor_machines" / "radeon-bad-override.json").read_text(encoding="utf-8")
-    listed, (tri, shown, found, doc, missing, bad_facts) = asyncio.run(_session([
+    slow = (REPO / "errata" / "corpus" / "unseen" / "none-r9700-pytorch-4x-slower-than-7900xtx.log").read_text(
+        encoding="utf-8")
+    listed, (tri, shown, found, doc, missing, bad_facts, ask, narrowed, bad_answer) = asyncio.run(_session([
         ("triage", {"log": log}),
         ("show", {"entry": "RMN-0090"}),
         ("search", {"query": "invalid device function", "top": 3}),
         ("doctor", {"facts": facts}),
         ("show", {"entry": "RMN-9999"}),
         ("doctor", {"facts": "{}"}),
+        ("find", {}),
+        ("find", {"answers": {"component": "pytorch", "happened": "slow", "gpu": "radeon-rdna"}, "log": slow}),
+        ("find", {"answers": {"component": "no-such-part"}}),
     ]))
     assert {t.name for t in listed} == TOOLS
     assert all(t.annotations.read_only_hint and t.annotations.open_world_hint is False for t in listed)
@@ -83,6 +88,15 @@ def test_the_sdks_client_lists_and_calls_every_tool_over_stdio():
     for a in d["applies"]:
         assert a["url"] == _url(a["id"]) and a["first_fix"] and a["runbook"] == f"errbook run {a['id']}"
         assert a["checks"] and all(c["holds"] is True and c["conditions"] for c in a["checks"])   # the evidence
+
+    q = _data(ask)                    # no answers yet: the first question, "don't know" among its choices
+    assert q["question"]["number"] == 1 and q["question"]["choices"][-1]["value"] == "unknown"
+    assert q["question"]["choices"][-1]["count"] == q["candidates"] > 5
+    n = _data(narrowed)               # three answers: the list, each entry with its page and confirming check
+    assert "question" not in n and 1 <= len(n["results"]) <= 5
+    assert all(r["url"] == _url(r["id"]) and r["check"]["step"] for r in n["results"])
+    assert n["candidates"] < q["candidates"]
+    assert bad_answer.is_error and "no-such-part" in bad_answer.content[0].text
 
     assert missing.is_error and "RMN-9999" in missing.content[0].text
     assert bad_facts.is_error and "not an errbook facts file" in bad_facts.content[0].text

@@ -1,6 +1,6 @@
 """The installable package (issue 30 item 3): a wheel built with `python -m build` carries a snapshot of the
-knowledge base, so an errbook installed from it triages, runs doctor and shows entries with no clone, refuses the
-commands that need a checkout, and says in --version which knowledge base it reads.
+knowledge base, so an errbook installed from it triages, runs doctor, finds (the guided finder) and shows entries
+with no clone, refuses the commands that need a checkout, and says in --version which knowledge base it reads.
 
 Offline: the wheel is built with --no-isolation (this venv's setuptools and `build`, from the test extra), and the
 fresh venv, made outside the repository, gets the wheel with --no-deps; its runtime dependencies come from this
@@ -25,6 +25,7 @@ from errbook.kb import entries
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "errata" / "corpus" / "real" / "RMN-0090-1.log"
 FACTS = REPO / "tests" / "doctor_machines" / "container-no-kfd.json"
+SLOW_LOG = REPO / "errata" / "corpus" / "unseen" / "none-r9700-pytorch-4x-slower-than-7900xtx.log"
 
 
 
@@ -121,6 +122,18 @@ def test_doctor_from_the_snapshot_answers_as_the_checkout_does(installed):
     assert r.returncode == here.returncode, r.stderr
     got = [a["id"] for a in json.loads(r.stdout)["applies"]]
     assert got and got == [a["id"] for a in json.loads(here.stdout)["applies"]]
+
+
+@pytest.mark.slow
+def test_find_from_the_snapshot_answers_as_the_checkout_does(installed):
+    args = ("find", "--json", "-a", "component=pytorch", "-a", "happened=slow", "-a", "gpu=radeon-rdna",
+            "--log", str(SLOW_LOG))
+    r, here = _errbook(installed, *args), _here(*args)
+    assert r.returncode == here.returncode == 0, r.stderr
+    got = [x["id"] for x in json.loads(r.stdout)["results"]]
+    assert got and got == [x["id"] for x in json.loads(here.stdout)["results"]]
+    first = _errbook(installed, "find", "--json")                       # the questions come from the snapshot
+    assert first.returncode == 0 and json.loads(first.stdout)["question"]["number"] == 1, first.stderr
 
 
 @pytest.mark.slow

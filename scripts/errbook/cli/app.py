@@ -16,6 +16,7 @@ from errbook.cli import (
     build,
     doctor,
     evaluate,
+    find,
     helptext,
     ledger,
     mcp,
@@ -35,8 +36,8 @@ from errbook.common import interrupts, term
 from errbook.errors import ErrbookError
 
 # In the order `errbook --help` lists them.
-SUBCOMMANDS = (validate, new, serve, build, triage, show, search, doctor, mcp, run, evaluate, stale, platforminfo,
-               ledger)
+SUBCOMMANDS = (validate, new, serve, build, triage, find, show, search, doctor, mcp, run, evaluate, stale,
+               platforminfo, ledger)
 SHELLS = ("bash", "zsh", "fish", "tcsh", "powershell")
 
 

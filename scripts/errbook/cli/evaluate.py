@@ -51,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
         res = ev.run(cal, progress=lambda name: bar.step(1, name))
     if cal is not None:
         res["calibration"] = cal
+    res["finder"] = ev.finder()
     if args.json:
         res = {k: v for k, v in res.items() if k != "rows" or args.rows}
+        if not args.rows:
+            res["finder"] = {k: v for k, v in res["finder"].items() if k != "rows"}
         print(json.dumps(res, indent=1, ensure_ascii=False))
         return ExitCode.OK
     _print_text(res, args)
@@ -89,6 +92,7 @@ def _print_text(res: dict, args: argparse.Namespace) -> None:
     print(f"benign logs: {b['logs']}  false positives {b['false_positives']} "
           f"({_pct(b['false_positive_rate']).strip()}; test split {_pct(b['false_positive_rate_test']).strip()}; "
           f"by a signature {b['confident_false_positives']}; observations only, not answers, {b['observations']})")
+    _print_finder(res["finder"], res["symptom_only_diagnosed"], args)
     if "calibration" in res:
         print(f"calibration: {res['calibration']}" + (" (written)" if args.write else " (not written; add --write)"))
     if args.misses:
@@ -97,3 +101,27 @@ def _print_text(res: dict, args: argparse.Namespace) -> None:
                 print(f"  miss [{r['group']}]: {r['name']} expected {r['expect']} got {r['got']}")
         for r in res["false_positives"]:
             print(f"  false positive [{r['split']}]: {r['name']} -> {r['got']} ({r['level']})")
+
+
+def _print_finder(fres: dict, diagnosed: list[str], args: argparse.Namespace) -> None:
+    """The guided finder on symptom-only logs (triage/findereval.py): the right entry in the top 5."""
+    print(f"symptom-only logs given a diagnosis: {len(diagnosed)} (target: none)"
+          + (f": {', '.join(diagnosed)}" if diagnosed else ""))
+    if not fres:
+        return
+    print("guided finder on symptom-only logs with an entry (simulated answers; the right entry in the top 5):")
+    names = {"label": "answers from the log's own label", "entry": "answers from the expected entry's facets "
+                                                                   "(optimistic upper bound)"}
+    for src, by in ((k, fres.get(k, {})) for k in ("label", "entry")):
+        for group, r in by.items():
+            print(f"  {names[src]:<62} {group:<5} {r['logs']:4d} logs  top-5 {_pct(r['top5'])}  "
+                  f"top-1 {_pct(r['top1'])}  questions/log {r['questions']}")
+    none = fres.get("none_logs", {})
+    if none:
+        print("  symptom-only logs labelled none (no entry to find): "
+              + ", ".join(f"{g} {n}" for g, n in sorted(none.items())))
+    if args.misses:
+        for r in fres.get("misses", []):
+            if r["group"] != "test" or args.show_test:
+                print(f"  finder miss [{r['group']}, {r['source']}]: {r['name']} expected {r['expect']} got "
+                      f"{r['got']} after {r['answers']}")

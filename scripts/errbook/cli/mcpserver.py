@@ -19,6 +19,7 @@ from errbook.errors import ErrbookError
 INSTRUCTIONS = """\
 errbook is a team's notebook of ROCm migration errors: entries (RMN-NNNN), each with a cause, fix steps and a
 runbook that verifies the fix. Give `triage` the text of a failing build or run log; read an answer with `show`.
+When triage names nothing (a symptom, a timing table), `find` asks up to three questions and lists the entries that fit.
 Cite every answer by its entry id and page URL. A triage answer's level says how far to trust it: diagnosis (a
 message names the problem), observation (a condition worth knowing, not the cause) or likely (by similarity
 only). Everything is answered on this machine; nothing is sent anywhere."""
@@ -72,6 +73,21 @@ def build(tools: Tools) -> MCPServer:
         """The entries the site's search box lists for these words (same index and rules), best first, each
         with its id, page url, title, class and the words that matched. For a whole log use triage."""
         return _answering(tools.search)(query, top)
+
+    @server.tool(annotations=READ_ONLY)
+    def find(answers: Annotated[dict[str, str] | None, Field(
+                 description="the answers so far: question (component, happened, gpu) -> a choice's value, or "
+                             "'unknown'; empty for the first question")] = None,
+             log: Annotated[str | None, Field(description="optional: the log's text; orders the list by similarity "
+                                                          "and may answer 'what happened' itself")] = None,
+             facts: Annotated[str | None, Field(description="optional: the JSON text of `errbook doctor --collect`; "
+                                                            "its GPU targets answer 'which GPU'")] = None,
+             ) -> dict[str, Any]:
+        """The guided finder for a log with no diagnostic line (triage found nothing, or only likely entries):
+        stateless. Returns either `question` (the next of at most three: its facet, text and choices, each with
+        how many entries it keeps; ask the user, then call again with the answer added to `answers`) or
+        `results` (at most five entries, each with id, page url and `check`: the step that confirms it)."""
+        return _answering(tools.find)(answers, log, facts)
 
     @server.tool(annotations=READ_ONLY)
     def doctor(facts: Annotated[str, Field(description="the JSON text of `errbook doctor --collect` (a facts "

@@ -1,5 +1,5 @@
-"""What `errbook mcp`'s tools answer, as plain JSON-ready data: the functions `errbook triage`, `show`, `search` and
-`doctor` call, on text the client sends (a log, a facts document), never on a path it names.
+"""What `errbook mcp`'s tools answer, as plain JSON-ready data: the functions `errbook triage`, `show`, `search`,
+`find` and `doctor` call, on text the client sends (a log, a facts document), never on a path it names.
 
 Every answer names its entry id and the entry's page URL (cli/formats: mkdocs.yml's site_url, the one address
 rule); a triage answer carries its level (diagnosis, observation, likely). No MCP SDK here: cli/mcpserver.py
@@ -119,6 +119,27 @@ class Tools:
         verdict = (f"{term.plural(n, 'known problem')} {'applies' if n == 1 else 'apply'} to this machine" if n
                    else "no known problem applies to this machine")
         return self._cite(_json_ready(dict(rep, verdict=verdict)))
+
+    def find(self, answers: dict[str, str] | None = None, log: str | None = None,
+             facts: str | None = None) -> dict:
+        """The guided finder, stateless: the answers so far (facet -> value or "unknown"), optionally the log's
+        text and a facts document -> the next question with its choices, or the short list with each entry's
+        confirming check (cli/find.py's Session, triage/finder.py)."""
+        from errbook.cli.find import Session
+        from errbook.machine import facts as facts_mod
+        from errbook.triage import finder
+        machine = facts_mod.values_of(self._facts(facts)) if facts else None
+        session = Session(self.root, log or None, machine, site_url=self.ctx.site_url or "")
+        try:
+            res = session.step(dict(answers or {}))
+        except finder.FinderError as e:
+            raise ToolInputError(str(e)) from None
+        out = finder.as_json(res, self.url)
+        out["verdict"] = (f"question {res.question.number} of at most {finder.MAX_QUESTIONS}: call find again with "
+                          f"answers[{res.question.facet!r}] set to a choice's value" if res.question is not None
+                          else f"{len(res.shortlist)} of {res.candidates} entries fit the answers" if res.shortlist
+                          else "no entry fits the answers: answer 'unknown' where unsure")
+        return self._cite(out)
 
     @staticmethod
     def _facts(text: str) -> dict:

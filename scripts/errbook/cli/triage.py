@@ -206,7 +206,13 @@ def _print_text(results: list[dict], top: list[dict], stats: dict, style: term.S
         print("no message names a known problem; worth knowing, conditions that entries describe are present:")
     for rank, r in enumerate(top, 1):
         _print_result(rank, r, style)
+    if not results or results[0].get("level") != "diagnosis":
+        print(FIND_HINT)
 
+
+# No message names the problem: the guided finder narrows the entries by what the reader knows (cli/find.py).
+FIND_HINT = ("next: errbook find --log FILE asks up to three questions (component, what happened, GPU) and lists "
+             "the entries that fit")
 
 LEVEL_COLOUR = {"diagnosis": "green", "observation": "dim", "likely": "yellow"}
 

@@ -58,7 +58,7 @@ class Entry:
         return " ".join(str(fixes[0]["step"]).split())
 
 
-NOT_ENTRIES = "messages"       # errata/messages/: message pages, read by kb/messages.py
+NOT_ENTRY_DIRS = ("messages",)      # errata/messages/: message pages, read by kb/messages.py
 MAX_ENTRY_BYTES = 256 * 1024   # the largest real entry is 16 KiB; a bigger file is refused unread
 
 
@@ -73,18 +73,21 @@ class LoadError:
         return f"{self.rel}:{self.line}: {self.message}"
 
 
+NOT_ENTRIES = frozenset({"releases.yaml", "facets.yaml"})     # YAML files at the top of errata/ that are data
+
+
 def entry_files(root: Path) -> list[Path]:
     """Every *.yaml under errata/, plus what must not pass silently: symlinked folders, non-regular files.
-    errata/releases.yaml is data about releases (errbook stale) and errata/corpus/ the logs triage reads
-    (triage/corpus.py, their labels are YAML too), errata/messages/ the message pages (kb/messages.py): none is
-    an entry."""
+    errata/releases.yaml is data about releases (errbook stale), errata/facets.yaml the guided finder's
+    vocabulary (kb/facets.py), errata/corpus/ the logs triage reads (triage/corpus.py, their labels are YAML
+    too) and errata/messages/ the message pages (kb/messages.py): none of them is an entry."""
     top = paths.errata_dir(root)
     out = []
     for d, dirs, files in os.walk(top):
         if Path(d) == top:
-            dirs[:] = [x for x in dirs if x not in (paths.corpus_dir(root).name, NOT_ENTRIES)]
+            dirs[:] = [x for x in dirs if x != paths.corpus_dir(root).name and x not in NOT_ENTRY_DIRS]
         out += [Path(d) / x for x in dirs if os.path.islink(os.path.join(d, x))]
-        out += [Path(d) / f for f in files if f.endswith(".yaml") and not (Path(d) == top and f == "releases.yaml")]
+        out += [Path(d) / f for f in files if f.endswith(".yaml") and not (Path(d) == top and f in NOT_ENTRIES)]
     return sorted(out)
 
 

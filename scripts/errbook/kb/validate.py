@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from errbook.kb import drafts, listdups, msgvalidate, regexsubset, variants, versions
+from errbook.kb import drafts, facets, listdups, msgvalidate, regexsubset, variants, versions
 from errbook.kb import entries as entries_mod
 from errbook.kb.usable import (
     Finding,
@@ -295,12 +295,22 @@ def _benign_findings(loaded: list[entries_mod.Entry], root: Path) -> list[Findin
     return out
 
 
+def _vocabulary(root: Path) -> tuple[facets.Vocabulary | None, list[Finding]]:
+    """errata/facets.yaml (None when the knowledge base has none: no facets to check), or a finding naming it."""
+    try:
+        return facets.load(root), []
+    except facets.VocabularyError as e:
+        return None, [Finding("errata/facets.yaml", 1, "", str(e))]
+
+
 def validate(root: Path, only: set[str] | None = None) -> tuple[list[entries_mod.Entry], list[Finding]]:
     """Every finding; with `only` (entry files relative to root, as Entry.rel), the findings in those files: each
     of them checked in full, and the cross-checks (ids, references, releases, the benign corpus) run against all
     entries so that a selected entry is judged as the full run would judge it."""
     loaded, load_errors = entries_mod.load_all(root)
     findings = [Finding(le.rel, le.line, "", le.message) for le in load_errors]
+    vocab, vocab_findings = _vocabulary(root)
+    findings += [] if only is not None else vocab_findings
     for e in loaded:
         if only is not None and e.rel not in only:
             continue
@@ -314,6 +324,9 @@ def validate(root: Path, only: set[str] | None = None) -> tuple[list[entries_mod
         findings += _signature_findings(e, broken)
         findings += _text_findings(e, root) + _repeat_findings(e)
         findings += [Finding(e.rel, e.line_of(p), field_name(p), m) for p, m in checks.validate_entry(e.data)]
+        if vocab is not None and not e.withdrawn:
+            findings += [Finding(e.rel, e.line_of(p), field_name(p), m)
+                         for p, m in facets.entry_findings(e.data, vocab)]
     findings += _cross_findings(loaded, root)
     findings += _release_findings(loaded, root)
     findings += _benign_findings([e for e in loaded if only is None or e.rel in only], root)

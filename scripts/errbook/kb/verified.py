@@ -7,7 +7,8 @@ run's verdict depends on:
 - its machine checks (`triggers.checks`), its `fix` steps (less each step's `kind`, `expect` and `expect_zh`,
   see below), and `verification` (runbook path, tiers, parameters),
 - the runbook's code cells, source only (outputs, metadata and Markdown prose do not change what runs).
-Titles, prose, references and review dates can change without un-verifying the entry. A record without a
+Titles, prose, references, review dates and `facets` (how the guided finder files the entry: no check reads
+them, like a signature's `level`) can change without un-verifying the entry. A record without a
 digest predates this rule and counts as verifying an earlier version, as does one whose digest differs.
 
 A fix step's `kind: confirm` and its expected output (`expect`, `expect_zh`) say how the page presents the step

@@ -22,8 +22,8 @@ from pathlib import Path
 from errbook.common import paths
 from errbook.errors import ErrbookError
 from errbook.kb import entries as entries_mod
-from errbook.kb import yamlpos
-from errbook.triage import corpus, pipeline, ranking, retrieval
+from errbook.kb import facets, yamlpos
+from errbook.triage import corpus, finder, findereval, pipeline, ranking, retrieval
 from errbook.triage.corpus import split_of
 
 # The targets of issue 9 (on unseen test logs / all benign logs). Calibration holds dev benign logs to the
@@ -105,6 +105,12 @@ def summarize(rows: list[dict]) -> dict:
         "confidently_wrong": _rate(sum(r["confidently_wrong"] for r in rows), len(rows)),
         "answered_by_second_stage": _rate(sum(r["stage"] == "likely" for r in rows), len(rows)),
     }
+
+
+def symptom_only_diagnosed(rows: list[dict]) -> list[str]:
+    """The symptom-only logs given a diagnosis (issue 24: none may be; such a log has no line that names its
+    problem, so a diagnosis of one is wrong)."""
+    return [r["name"] for r in rows if r["kind"] == "symptom-only" and r["level"] == "diagnosis"]
 
 
 class Evaluator:
@@ -212,12 +218,29 @@ class Evaluator:
                                                          sum(c["split"] == "test" for c in self.benign)),
                        "confident_false_positives": sum(f["level"] == "diagnosis" for f in fps),
                        "observations": len(observed or [])},
+            "symptom_only_diagnosed": symptom_only_diagnosed(rows),
             "entries_covered": len({r["expect"] for r in rows if r["expect"] in self.ids}),
             "misses": [r for r in rows if not r["top1"] and r["expect"] != "none"],
             "false_positives": fps,
             "benign_observations": observed or [],
             "rows": rows,
         }
+        return out
+
+    def _index_once(self, thread: str) -> retrieval.Index:
+        """index_for(thread) when run() built it, else a fresh one that is not kept (one index per thread held at
+        once would take gigabytes)."""
+        return self._indexes.get((thread, "")) or retrieval.build(self.docs, self.benign_docs, frozenset([thread]))
+
+    def finder(self) -> dict:
+        """The guided finder simulated on the symptom-only logs (triage/findereval.py), each scored with the index
+        run() scores it with (leave-one-thread-out); {} when the knowledge base has no facets vocabulary."""
+        vocab = facets.load(self.root)
+        if vocab is None:
+            return {}
+        logs, none = findereval.symptom_logs(self.labelled, self.group_of, vocab)
+        out = findereval.run(logs, finder.from_entries(self.active, vocab), vocab, self._index_once)
+        out["none_logs"] = none
         return out
 
     def calibrate(self) -> dict:

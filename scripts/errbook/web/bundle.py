@@ -11,9 +11,10 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+from errbook.kb import facets as facets_mod
 from errbook.kb import messages as kb_messages
 from errbook.machine import checks, facts
-from errbook.triage import corpus, environment, normalize, pipeline, retrieval
+from errbook.triage import corpus, environment, finder, normalize, pipeline, retrieval
 from errbook.triage import messages as message_rules
 
 # Where each ported module's JS_SPEC goes: a key path in the bundle (() merges it into the top level).
@@ -24,12 +25,16 @@ SPECS = (
     ((), checks),                      # the machine checks' bonus
     (("facts_format",), facts),        # the facts file's format and limits
     (("message_rules",), message_rules),   # one message, several causes: lines kept per evidence
+    (("finder",), finder),             # the guided finder's limits (assets/finder.js)
 )
+# Places whose JS_SPEC a page script other than engine.js ports (tests/test_twins_finder.py traces what it reads).
+PORTED_ELSEWHERE = {("finder",): "finder.js"}
 # Parts built from the knowledge base and the corpus, by place.
 DATA_KEYS = {
     (): ("signatures", "patterns", "roles", "cosmetic", "vetoes", "note_caps",   # Matcher.bundle()
          "profiles", "checks", "messages"),
     ("retrieval",): ("index", "calibration", "related"),
+    ("finder",): ("vocabulary", "entries"),      # finder.bundle_data: the questions and the entries' facets
 }
 
 
@@ -51,6 +56,8 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
         # Message pages whose causes are all among these entries (errata/messages/, triage/messages.py).
         "messages": [p.data for p in kb_messages.usable_pages(root, {e.id for e in active if not e.withdrawn})],
         "message_rules": {},
+        # The guided finder's questions and the entries' facets (errata/facets.yaml; none without it).
+        "finder": _finder_data(root, active),
     }
     for place, mod in SPECS:
         part = out
@@ -58,3 +65,10 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
             part = part[k]
         part.update(copy.deepcopy(mod.JS_SPEC))     # a copy: a caller may change its bundle, never the module
     return out
+
+
+def _finder_data(root: Path, active) -> dict:
+    vocab = facets_mod.load(root)
+    if vocab is None:
+        return {"vocabulary": {}, "entries": []}
+    return finder.bundle_data(finder.from_entries(active, vocab), vocab)

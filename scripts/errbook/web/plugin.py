@@ -34,8 +34,8 @@ from errbook.web.escape import RawBlocks
 
 log = get_plugin_logger(__name__)
 
-ASSETS = ("engine.js", "paste.js", "triage-worker.js", "tables.js", "a11y.js", "errbook.css", "search-query.js",
-          "lang.js")
+ASSETS = ("engine.js", "finder.js", "paste.js", "triage-worker.js", "tables.js", "a11y.js", "errbook.css",
+          "search-query.js", "lang.js")
 HEAD_SCRIPT = f"{addresses.ASSETS_DIR}/search-query.js"   # must run before Material's bundle starts its search worker
 MAX_PUBLISHED_NOTEBOOK = 5 << 20      # bytes; larger executed notebooks get a page but no download
 ENTRY_PAGES = addresses.entry_src("RMN-0000").rsplit("/", 1)[0] + "/"     # the folder of the generated entry pages

@@ -598,6 +598,14 @@
     return [ranked, qnorm, dist];
   }
 
+  /** Each entry's BM25 score for a whole log (finder.log_scores): the guided finder's order. Benign documents
+   * are left out. */
+  function finderScores(eng, text, queryChars) {
+    const out = {};
+    for (const [s, id] of scores(eng, tokens(eng, text.slice(0, queryChars)))[0]) if (!id.startsWith("benign:")) out[id] = s;
+    return out;
+  }
+
   function troubleRx(eng) {
     const t = eng.retrieval.trouble;
     if (!t.rx) {
@@ -824,7 +832,7 @@
     logEncoding: logEncoding, decodeLog: decodeLog,
     // for the shared truth tables and the fuzz of tests/test_twins.py and tests/test_twins_fuzz.py
     holds: holds, reportsTrouble: reportsTrouble, firstFailureLine: firstFailureLine, machineOf: machineOf,
-    unexplainedLines: unexplainedLines, messageBlock: messageBlock,
+    unexplainedLines: unexplainedLines, messageBlock: messageBlock, finderScores: finderScores,
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ErrbookTriage = api;

@@ -50,6 +50,12 @@
       progress: (a, n) => `Still matching: lines 1–${a} of ${n} checked so far.`,
       error: "Matching failed: ", big: (mb) => `Only the first ${mb} MiB of the file were read.`,
       decoded: (e) => `The file is ${e} text; it was decoded as such.`,
+      fTitle: "No line names the problem? Find it by what you see",
+      fQuestion: (n, max, q, k) => `Question ${n} of at most ${max}: ${q} (${k} entries fit so far)`,
+      fList: (n, k) => `${n} of ${k} entries that fit, most similar to your log first:`,
+      fNone: "No entry fits these answers. Start over and answer “Don't know” where you are not sure.",
+      fInferred: (facet, value, why) => `${facet} = ${value} (${why})`,
+      fConfirm: "Confirm: ", fFirst: "First step: ", fExpect: "Expect: ", fRestart: "Start over",
     },
     zh: {
       found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
@@ -87,6 +93,12 @@
       progress: (a, n) => `仍在匹配：已检查第 1–${a} 行（共 ${n} 行）。`,
       error: "匹配失败：", big: (mb) => `只读取了文件的前 ${mb} MiB。`,
       decoded: (e) => `该文件是 ${e} 编码的文本，已按此编码读取。`,
+      fTitle: "没有一行指明问题？按看到的现象查找",
+      fQuestion: (n, max, q, k) => `第 ${n} 个问题（最多 ${max} 个）：${q}（目前有 ${k} 个条目符合）`,
+      fList: (n, k) => `符合的 ${k} 个条目中的 ${n} 个，与日志最相近的在前：`,
+      fNone: "没有条目符合这些回答。请重新开始，不确定时选“不知道”。",
+      fInferred: (facet, value, why) => `${facet} = ${value}（${why}）`,
+      fConfirm: "确认：", fFirst: "第一步：", fExpect: "预期输出：", fRestart: "重新开始",
     },
   };
   let lang = /^zh/i.test((root.navigator && root.navigator.language) || "") ? "zh" : "en";
@@ -231,6 +243,61 @@
     out.appendChild(ul);
   }
 
+  /* The guided finder (finder.js, a port of triage/finder.py) for a log with no diagnosis: at most three
+     questions, one click each, then at most five entries with the check that confirms each. */
+  function finderBox(st, bundle) {
+    const data = bundle.finder;
+    const box = el("div", null, "admonition question eb-finder");
+    box.appendChild(el("p", t("fTitle"), "admonition-title"));
+    const fs = st.finder || (st.finder = { answers: {} });
+    const res = root.ErrbookFinder.find(data, fs.answers, st.text || "", st.scores || null, machineValues);
+    const redraw = () => box.replaceWith(finderBox(st, bundle));
+    Object.entries(res.inferred).forEach(([facet, [value, why]]) => box.appendChild(el("p", t("fInferred", facet, value, why), "eb-status")));
+    const zh = (en, cn) => (lang === "zh" && cn) || en;
+    if (res.question) {
+      const q = res.question;
+      box.appendChild(el("p", t("fQuestion", q.number, data.max_questions, zh(q.text, q.text_zh), res.candidates), "eb-finder-question"));
+      const row = el("p", null, "eb-finder-choices");
+      q.choices.forEach((c) => {
+        const b = el("button", `${zh(c.label, c.label_zh)} (${c.count})`, "md-button");
+        b.type = "button";
+        b.dataset.value = c.value;
+        b.addEventListener("click", () => { fs.answers[q.facet] = c.value; redraw(); });
+        row.appendChild(b);
+        row.appendChild(doc.createTextNode(" "));
+      });
+      box.appendChild(row);
+    } else if (!res.shortlist.length) {
+      box.appendChild(el("p", t("fNone"), "eb-status"));
+    } else {
+      box.appendChild(el("p", t("fList", res.shortlist.length, res.candidates), "eb-status"));
+      const ol = el("ol", null, "eb-finder-list");
+      res.shortlist.forEach((it) => {
+        const li = el("li");
+        li.appendChild(link(`${it.id} · ${zh(it.title, it.title_zh)}`, siteUrl("entry", { id: it.id })));
+        const c = it.check;
+        if (c) {
+          const p = el("p");
+          p.appendChild(el("strong", t(c.kind === "confirm" ? "fConfirm" : "fFirst")));
+          rich(p, zh(c.step, c.step_zh));
+          li.appendChild(p);
+          if (c.code) li.appendChild(codeBlock(c.code));
+          const expect = zh(c.expect, c.expect_zh);
+          if (expect) { const e = el("p"); e.appendChild(el("strong", t("fExpect"))); rich(e, expect); li.appendChild(e); }
+        }
+        ol.appendChild(li);
+      });
+      box.appendChild(ol);
+    }
+    if (Object.keys(fs.answers).length) {
+      const b = el("button", t("fRestart"), "md-button eb-finder-restart");
+      b.type = "button";
+      b.addEventListener("click", () => { fs.answers = {}; redraw(); });
+      box.appendChild(b);
+    }
+    return box;
+  }
+
   function firstLine(text) { return String(text).split("\n").map((l) => l.trim()).find(Boolean) || ""; }
 
   /* Material's search runs in this page: fill its box and open it (no navigation, so no request). */
@@ -287,7 +354,7 @@
   function save(st) {
     try {
       const keep = { results: st.results, message: st.message, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete, unexplained: st.unexplained,
-                     skipped: st.skipped, remaining: st.remaining, budget: st.budget };
+                     skipped: st.skipped, remaining: st.remaining, budget: st.budget, scores: st.scores };
       root.sessionStorage.setItem(SAVED, JSON.stringify(keep));
     } catch (e) { /* storage full or off: nothing is kept */ }
   }
@@ -341,6 +408,10 @@
       out.appendChild(pre);
     }
     if (!answers.length && !st.running) nextSteps(out, st);
+    const fnd = bundle.finder;
+    if (!st.running && !res.some((r) => r.level === "diagnosis") && fnd && fnd.entries && fnd.entries.length && root.ErrbookFinder) {
+      out.appendChild(finderBox(st, bundle));
+    }
     if (!st.running) {
       const cp = el("button", t("copySummary"), "md-button eb-copy-summary");
       cp.type = "button";
@@ -469,15 +540,17 @@
       if (!w) {                                            // no Worker here: match on this thread
         const eng = api.compile(root.ERRBOOK_BUNDLE);
         const r = api.triageText(eng, text, "", machineValues);
+        const fnd = root.ERRBOOK_BUNDLE.finder;
         update(Object.assign(base, { results: r.results, message: r.message, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0),
-                                     unexplained: api.unexplainedLines(eng, text, r.results, 10) }));
+                                     unexplained: api.unexplainedLines(eng, text, r.results, 10),
+                                     scores: fnd && root.ErrbookFinder ? root.ErrbookFinder.logScores(api, eng, fnd, text) : null }));
         return;
       }
       ask(w, text, budget, (msg) => {
         if (my !== run) return;
         if (msg && msg.ok) {
           give(w);
-          update(Object.assign(base, { results: msg.results, message: msg.message, first: msg.first, unexplained: msg.unexplained, complete: true, ms: Math.round(performance.now() - t0) }));
+          update(Object.assign(base, { results: msg.results, message: msg.message, first: msg.first, unexplained: msg.unexplained, scores: msg.scores, complete: true, ms: Math.round(performance.now() - t0) }));
         } else if (msg) {
           give(w);
           update(Object.assign(base, { error: msg.error }));
