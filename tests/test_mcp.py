@@ -120,3 +120,22 @@ def test_relative_links_say_so_and_a_benign_log_gets_no_answer():
     assert [r["id"] for r in s["results"]] == ["RMN-0090"]
     url = s["results"][0]["url"]
     assert url == fbase.page_url(addresses.entry_src("RMN-0090")) and "://" not in url
+
+
+def test_triage_gives_the_message_block_the_cli_gives():
+    """One message, several causes: the MCP triage answer carries the same block (causes, evidence, pages) as
+    `errbook triage --json`, and a log without such a message has none."""
+    import subprocess
+
+    log = REPO / "errata" / "corpus" / "real" / "RMN-0097-1.log"
+    tools = Tools(REPO, site_url="https://team.example/errbook/")
+    t = tools.triage(log.read_text(encoding="utf-8"))
+    cli = subprocess.run([sys.executable, "-m", "errbook", "--root", str(REPO), "triage", "--json",
+                          "--site-url", "https://team.example/errbook/", str(log)],
+                         capture_output=True, text=True, timeout=600, cwd=REPO)
+    want = json.loads(cli.stdout)["message"]
+    assert t["message"]["id"] == want["id"] and t["message"]["url"] == want["url"]
+    assert [(c["entry"], c["url"]) for c in t["message"]["causes"]] == [(c["entry"], c["url"]) for c in want["causes"]]
+    assert t["message"]["url"].startswith("https://team.example/errbook/")
+    plain = tools.triage((REPO / "errata" / "corpus" / "real" / "RMN-0001-1.log").read_text(encoding="utf-8"))
+    assert "message" not in plain

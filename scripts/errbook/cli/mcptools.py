@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +72,23 @@ class Tools:
         answers = [self._answer(rank, r) for rank, r in enumerate(results[:_top(top)], 1)]
         first = fbase.level_of(results[0]) if results else None
         keep = ("lines", "environment", "first_failure_line")
-        return self._cite({"verdict": VERDICTS[first], "answers": answers,
-                           "stats": dict({k: stats[k] for k in keep if k in stats}, found=len(results))})
+        out = {"verdict": VERDICTS[first], "answers": answers,
+               "stats": dict({k: stats[k] for k in keep if k in stats}, found=len(results))}
+        block = self._message(log, results, doctor_facts)
+        if block is not None:       # one message, several known causes: ranked by the evidence, as triage shows
+            out["message"] = block
+        return self._cite(out)
+
+    def _message(self, log: str, results: list[dict], doctor_facts: dict | None) -> dict | None:
+        """The message block of `errbook triage` (cli/msgblock.py), read from a private copy of the log."""
+        from errbook.cli import msgblock
+        from errbook.machine import facts as facts_mod
+        values = facts_mod.values_of(doctor_facts) if doctor_facts is not None else None
+        with tempfile.TemporaryDirectory(prefix="errbook-mcp-") as tmp:
+            path = Path(tmp) / "log"
+            path.write_text(log, encoding="utf-8")
+            return msgblock.explain(self.root, results, [str(path)], None, values,
+                                    lambda src: fbase.site_url_of(self.ctx, src), self.url)
 
     def _answer(self, rank: int, r: dict) -> dict:
         return {"rank": rank, "id": r["id"], "url": self.url(r["id"]), "level": fbase.level_of(r),
