@@ -74,6 +74,8 @@ title_zh: "TODO 中文标题"
 cause: "TODO the cause in one line (what an on-call reader needs first)"
 cause_zh: "TODO 一句话原因"
 tags: [todo]
+# TODO facets: how errbook find files the entry, e.g. facets: {{component: [pytorch], happened: [crash]}}
+# (values: errata/facets.yaml; component and happened required, gpu only when it matters)
 summary: >-
   TODO: one paragraph a reader understands during an incident.
 summary_zh: >-
