@@ -47,12 +47,13 @@ const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /* ---- the log as line-aligned pieces: {text, line (its first line's number), size} ---- */
 
-// The index just past the first line break at or after `at` (\r\n, \r or \n, as normalize.py's breaks), or -1.
-function breakAfter(s, at, cr) {
-  const n = s.indexOf("\n", at);
-  const r = cr === false ? -1 : s.indexOf("\r", at);     // cr false: the caller knows s has no \r
-  if (r >= 0 && (n < 0 || r < n - 1)) return r + 1 === s.length ? -1 : r + 1;   // a \r at the very end may be half a \r\n
-  return n < 0 ? -1 : n + 1;
+// The index just past the first line break at or after `at` (\r\n, \r or \n, as normalize.py's breaks), or -1
+// when there is none yet (a \r at the very end may be the first half of a \r\n).
+function breakAfter(s, at) {
+  const n = s.indexOf("\n", at), end = n < 0 ? s.length : n;
+  const r = s.substring(at, end).indexOf("\r");
+  if (r >= 0 && at + r + 1 < end) return at + r + 1;         // a lone \r
+  return n < 0 ? -1 : n + 1;                                  // \n, or the \r\n it ends
 }
 
 // The line breaks in s (a log of n breaks has n + 1 lines, as the page has always counted them).
@@ -125,44 +126,60 @@ function linesOf(c, j) {
 
 const skipped = (j, line) => j.skip.some(([a, b]) => line >= a && line <= b);
 
-/* ---- the early look: the end of the log, then its error lines, fed in line order into their own scan ---- */
+/* ---- the early look: the end of the log first, then its error lines (in line order), into their own scan ---- */
 async function early(j) {
   const scan = E.newScan(eng);
-  const picked = [];
+  j.earlyScan = scan;
   // the end: whole pieces from the last back, until j.tail characters
   let tailFrom = j.chunks.length, tailChars = 0;
   while (tailFrom > 0 && tailChars < j.tail) { tailFrom--; tailChars += j.chunks[tailFrom].text.length; }
-  for (let k = 0; k < tailFrom && picked.length < MAX_EARLY; k++) {
-    const c = j.chunks[k], s = c.text, cr = s.indexOf("\r") >= 0;
-    let line = c.line, p = 0;                      // p: where the line numbered `line` starts
-    FAILURE.lastIndex = 0;
-    let m;
-    while ((m = FAILURE.exec(s)) !== null && picked.length < MAX_EARLY) {
-      if (!cr) for (let nl = s.indexOf("\n", p); nl >= 0 && nl < m.index; nl = s.indexOf("\n", p)) { line++; p = nl + 1; }
-      else {
-        BREAKS_G.lastIndex = p;
-        for (let b = BREAKS_G.exec(s); b && b.index < m.index; b = BREAKS_G.exec(s)) { line++; p = b.index + b[0].length; }
-      }
-      const end = breakAfter(s, m.index, cr);
-      if (!skipped(j, line)) picked.push([line, s.slice(p, end < 0 ? s.length : end).replace(/\r?\n$|\r$/, "")]);
-      if (end < 0) break;
-      line++;
-      p = end;
-      FAILURE.lastIndex = end;
-    }
+  j.tailFrom = tailFrom;
+  for (let k = tailFrom; k < j.chunks.length; k++) {
+    const c = j.chunks[k];
+    if (!j.skip.some(([a]) => a === c.line)) E.feedLines(eng, scan, linesOf(c, j), c.line, "");
+  }
+  let told = tellEarly(j, false), asked = now();
+  // then the error lines before it, piece by piece, told as soon as they show a diagnosis (asked at most every
+  // 0.5 s: ranking runs the second stage while there is none)
+  for (let k = 0; k < tailFrom && j.earlyLines < MAX_EARLY; k++) {
+    for (const [line, raw] of errorLines(j, j.chunks[k], MAX_EARLY - j.earlyLines)) E.feedLines(eng, scan, [raw], line, "");
     post(j, { type: "progress", phase: "early", chunk: k, done: 0, total: j.total });
+    if (!told && now() - asked > 500) { told = tellEarly(j, false); asked = now(); }
     await pause();
     if (j !== job) return;
   }
-  j.earlyLines = picked.length;
-  for (const [line, raw] of picked) E.feedLines(eng, scan, [raw], line, "");
-  for (let k = tailFrom; k < j.chunks.length; k++) {
-    const c = j.chunks[k];
-    if (!j.skip.some(([a, b]) => a === c.line)) E.feedLines(eng, scan, linesOf(c, j), c.line, "");
+  tellEarly(j, true);
+}
+
+// Post the early look's answer: always at its end, before only once it has a diagnosis. Returns whether posted.
+function tellEarly(j, last) {
+  const results = merged([E.finish(eng, j.earlyScan, j.facts).results]);
+  if (!last && !results.some((r) => r.level === "diagnosis")) return false;
+  post(j, Object.assign({ type: "early", results: results }, coverage(j)));
+  return true;
+}
+
+// The lines of a piece that hold a failure word, as [line number, raw line], at most `room` of them.
+function errorLines(j, c, room) {
+  const s = c.text, cr = s.indexOf("\r") >= 0, out = [];
+  let line = c.line, p = 0;                        // p: where the line numbered `line` starts
+  FAILURE.lastIndex = 0;
+  for (let m = FAILURE.exec(s); m !== null && out.length < room; m = FAILURE.exec(s)) {
+    if (!cr) for (let nl = s.indexOf("\n", p); nl >= 0 && nl < m.index; nl = s.indexOf("\n", p)) { line++; p = nl + 1; }
+    else {
+      BREAKS_G.lastIndex = p;
+      for (let b = BREAKS_G.exec(s); b && b.index < m.index; b = BREAKS_G.exec(s)) { line++; p = b.index + b[0].length; }
+    }
+    BREAKS_G.lastIndex = m.index;
+    const b = BREAKS_G.exec(s);                    // this line's end
+    if (!skipped(j, line)) out.push([line, s.slice(p, b ? b.index : s.length)]);
+    j.earlyLines++;
+    if (!b) break;
+    line++;
+    p = b.index + b[0].length;
+    FAILURE.lastIndex = p;
   }
-  j.tailFrom = tailFrom;
-  j.earlyScan = scan;
-  post(j, Object.assign({ type: "early", results: merged([E.finish(eng, scan, j.facts).results]) }, coverage(j)));
+  return out;
 }
 
 function coverage(j) {
