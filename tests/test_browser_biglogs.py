@@ -148,6 +148,8 @@ def match_big(browser, base, path, how, size):
     viewport(browser, *size)
     open_paste(browser, base)
     browser.execute_script(WATCH)
+    time.sleep(1)
+    idle = browser.execute_script("const g = __gap; __gap = 0; return g")    # this machine's own hiccups
     browser.get_log("performance")
     deliver(browser, path, how)
     since = "return (performance.now() - window.__t0) / 1000"        # seconds since the log was given, page time
@@ -159,7 +161,7 @@ def match_big(browser, base, path, how, size):
     watch = browser.execute_script("return {ticks: __ticks, gap: __gap, box: __box}")
     verdict = browser.execute_script("return window.__verdict")
     return {"first": first, "last": last, "passes": passes, "t_first": t_first, "t_done": t_done, "verdict": verdict,
-            "focused": focused, "watch": watch, "requests": requests_since(browser)}
+            "idle": idle, "focused": focused, "watch": watch, "requests": requests_since(browser)}
 
 
 def check_like_the_cli(r, path, label):
@@ -177,7 +179,7 @@ def check_like_the_cli(r, path, label):
         assert "No entry matched (" in last["text"]
     # the tab kept answering: its timer fired all along, never held up for seconds (a 5 MB paste in the box froze it
     # for about 5 s here before, 20-26 s in the issue)
-    assert r["watch"]["ticks"] >= 10 and r["watch"]["gap"] < 2000, r["watch"]
+    assert r["watch"]["ticks"] >= 10 and r["watch"]["gap"] < max(2000, 4 * r["idle"]), (r["watch"], r["idle"])
     assert r["watch"]["box"] < 4096, r["watch"]                  # the log never went into the text box
     assert r["focused"], "the verdict has the focus after Match"
     assert r["requests"] == [], [q["url"] for q in r["requests"]]     # matched in the page: nothing was fetched

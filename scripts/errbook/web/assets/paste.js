@@ -448,7 +448,7 @@
         : t("decoded", m.encoding.toUpperCase().replace(/-(LE|BE)$/, " $1"))].filter(Boolean).join(" ");
       const st = Object.assign(j.base(), {
         results: m.results, first: m.first || null, unexplained: m.unexplained || [], nlines: m.nlines, note: notes,
-        complete: m.type === "done", running: m.type === "early", skipped: m.skipped || [],
+        complete: m.type === "done" && m.complete, running: m.type === "early", skipped: m.skipped || [],
         coverage: { done: m.done, total: m.total, earlyLines: m.earlyLines, tailSize: m.tailSize },
       });
       if (m.type !== "early") clearTimeout(dog);
