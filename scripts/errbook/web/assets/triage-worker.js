@@ -7,7 +7,7 @@
  * words `errbook triage` uses); then every line in order, in pieces of CHUNK characters, into one scan, so a
  * finished pass gives exactly the CLI's answer (tests/test_engines.py holds the engine to it). Each pass of
  * the in-order scan stops when its time budget (the form's data-budget-ms) is spent, and the page may continue.
- * The worker yields between pieces, so a new log or a stop is heard at once.
+ * The worker yields between pieces, so a new log is heard at once (and the page can tell a stuck worker).
  * Nothing here makes a network request. */
 /* global importScripts, ErrbookTriage */
 "use strict";
@@ -32,7 +32,7 @@ self.onmessage = (ev) => {
     job.paused = false;
     job.passEnd = now() + m.budget;
     order(job);
-  } else if (m.type === "stop") job = null;
+  }
 };
 
 function newJob(m) {
