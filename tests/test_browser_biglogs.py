@@ -148,7 +148,7 @@ def match_big(browser, base, path, how, size):
     viewport(browser, *size)
     open_paste(browser, base)
     browser.execute_script(WATCH)
-    time.sleep(1)
+    time.sleep(2)
     idle = browser.execute_script("const g = __gap; __gap = 0; return g")    # this machine's own hiccups
     browser.get_log("performance")
     deliver(browser, path, how)
@@ -178,8 +178,9 @@ def check_like_the_cli(r, path, label):
     else:
         assert "No entry matched (" in last["text"]
     # the tab kept answering: its timer fired all along, never held up for seconds (a 5 MB paste in the box froze it
-    # for about 5 s here before, 20-26 s in the issue)
-    assert r["watch"]["ticks"] >= 10 and r["watch"]["gap"] < max(2000, 4 * r["idle"]), (r["watch"], r["idle"])
+    # for 4.8 s here before at a load of 3, 15 s at a load of 21, 20-26 s in the issue; since, 0.1-0.6 s, and up to
+    # 2.1 s only when this 2-core machine ran at a load of 25, so the bound allows for the machine's own idle gaps)
+    assert r["watch"]["ticks"] >= 10 and r["watch"]["gap"] < max(3000, 4 * r["idle"]), (r["watch"], r["idle"])
     assert r["watch"]["box"] < 4096, r["watch"]                  # the log never went into the text box
     assert r["focused"], "the verdict has the focus after Match"
     assert r["requests"] == [], [q["url"] for q in r["requests"]]     # matched in the page: nothing was fetched

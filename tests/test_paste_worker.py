@@ -60,7 +60,7 @@ def diagnosis_lines(results: list[dict], eid: str) -> list[int]:
 def test_pieces_and_passes_give_one_passs_answer(kb_bundle, budget):
     logs = {where: mixed_log(1_200_000, where) for where in ("middle", "end")}
     got = run(kb_bundle, [{"text": t} for t, _ in logs.values()], budget)
-    for (where, (text, span)), g in zip(logs.items(), got, strict=True):
+    for (where, (_, span)), g in zip(logs.items(), got, strict=True):
         done, whole = g["done"], g["whole"]
         assert done["type"] == "done" and done["complete"], (where, done.get("error"))
         assert done["results"] == whole["results"] and done["first"] == whole["firstFailureLine"], where
