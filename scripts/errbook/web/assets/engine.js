@@ -298,13 +298,16 @@
     return out;
   }
 
-  function feedText(eng, scan, text, source) {
-    const lines = text.split(eng.spec.breaks);
+  // Physical lines numbered from `first`: a big log is fed in consecutive pieces into one scan, which then gives
+  // exactly the answer of one pass over the whole text (sequences, evidence and notes carry over).
+  function feedLines(eng, scan, lines, first, source) {
     for (let n = 0; n < lines.length; n++) {
       const subs = clean(capRaw(lines[n], eng.spec.rawCap), eng.spec);
-      if (subs.length) feed(scan, n + 1, subs, subs.map((s) => matchIds(eng, s)), source);
+      if (subs.length) feed(scan, first + n, subs, subs.map((s) => matchIds(eng, s)), source);
     }
   }
+
+  function feedText(eng, scan, text, source) { feedLines(eng, scan, text.split(eng.spec.breaks), 1, source); }
 
   function cmpStr(a, b) { return a < b ? -1 : a > b ? 1 : 0; }
 
@@ -645,7 +648,8 @@
 
   // cli/formats/loglines.py unexplained(): the log's failure lines (each physical line's first cleaned sub-line that
   // reports a failure, by first_failure_line's test) that no diagnosis has as evidence, in order, at most `limit`
-  function unexplainedLines(eng, text, results, limit) {
+  function unexplainedLines(eng, text, results, limit, base) {
+    base = base || 0;                              // lines before this text (a piece of a big log)
     const t = troubleRx(eng);
     const explained = new Set();
     for (const r of results) {
@@ -655,9 +659,9 @@
     const out = [];
     const lines = String(text).split(eng.spec.breaks);
     for (let i = 0; i < lines.length && out.length < limit; i++) {
-      if (!t.rx.failure.test(lines[i]) || explained.has(`\u0000${i + 1}`)) continue;
+      if (!t.rx.failure.test(lines[i]) || explained.has(`\u0000${base + i + 1}`)) continue;
       const sub = clean(capRaw(lines[i], eng.spec.rawCap), eng.spec).find((x) => !t.rx.info.test(x) && isFailure(t, x));
-      if (sub !== undefined) out.push({ line: i + 1, text: sub });
+      if (sub !== undefined) out.push({ line: base + i + 1, text: sub });
     }
     return out;
   }
@@ -813,10 +817,18 @@
   function triageText(eng, text, source, machineValues) {
     const scan = newScan(eng);
     feedText(eng, scan, text, source);
+    const out = finish(eng, scan, machineValues);
+    out.message = messageBlock(eng, text, source, out.results, machineValues);   // reads the text again, as msgscan
+    return out;
+  }
+
+  /** The answer of a scan fed so far (triageText's last step; the scan is left as it was, so feeding may go on).
+   * The message block needs the text again: triageText adds it, and the worker once the whole log is checked. */
+  function finish(eng, scan, machineValues) {
     const results = rank(eng, scan, machineValues ? machineOf(eng, machineValues) : null);
     const answered = results.some((r) => r.level === "diagnosis" || r.level === "likely");
     const first = answered ? null : firstFailureLine(eng, scan.notes[eng.retrieval.sample_name] || []);
-    return { results: results, firstFailureLine: first, message: messageBlock(eng, text, source, results, machineValues) };
+    return { results: results, firstFailureLine: first };
   }
 
   function matchText(eng, text, source, machineValues) { return triageText(eng, text, source, machineValues).results; }
@@ -828,7 +840,7 @@
 
   const api = {
     compile: (bundle) => compile(prepareRetrieval(bundle)), clean: (raw, spec) => clean(capRaw(raw, spec.rawCap), spec),
-    matchText: matchText, triageText: triageText, tokens: tokens, inRange: inRange, readFacts: readFacts,
+    matchText: matchText, triageText: triageText, tokens: tokens, newScan: newScan, feedLines: feedLines, finish: finish, inRange: inRange, readFacts: readFacts,
     logEncoding: logEncoding, decodeLog: decodeLog,
     // for the shared truth tables and the fuzz of tests/test_twins.py and tests/test_twins_fuzz.py
     holds: holds, reportsTrouble: reportsTrouble, firstFailureLine: firstFailureLine, machineOf: machineOf,

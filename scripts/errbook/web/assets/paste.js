@@ -9,8 +9,10 @@
   const api = root.ErrbookTriage;                                   // engine.js, for browsers without Workers
   const here = doc.currentScript ? doc.currentScript.src : "";
   const WORKER_URL = here ? here.replace(/paste\.js(\?.*)?$/, "triage-worker.js") : "";
-  const MAX_FILE = 64 << 20;
-  const SLICE_LINES = 2000, SLICE_CHARS = 256 << 10;
+  const BIG_PASTE = 256 << 10;       // a longer paste is matched from memory, never put in the text box
+  const TAIL = 256 << 10;            // the early look: the log's last TAIL characters (and its error lines)
+  const HANG_MS = 15000;             // no word from the worker for this long: it is stuck on a line
+  const mb = (n) => (Number(n || 0) / 1e6).toFixed(1);
 
   const TEXT = {
     en: {
@@ -44,10 +46,18 @@
       nextAddLink: "how to contribute an entry",
       facts: (n) => `Machine facts loaded (${n} facts): results are re-ranked by what that machine shows.`,
       facts_bad: (why) => `That file is not usable as machine facts: ${why}`,
-      working: "Matching…", partial: (sec) => `Matching took longer than ${sec} s, so the log was matched in parts: the results are partial (a multi-line pattern that spans two parts can be missed).`,
+      working: "Matching…", partial: (sec) => `Matching pauses after ${sec} s a pass, so the results are partial: not every line has been checked yet.`,
+      coverage: (done, total, n, tail) => `Checked so far: the end of the log (its last ${tail} MB) and its ${n} error line${n === 1 ? "" : "s"} first, then ${done} of ${total} MB in order.`,
+      coverageOrder: (done, total) => `Checked so far: ${done} of ${total} MB in order.`,
+      cont: (sec) => `Continue matching (${sec} s more)`,
+      vSoFar: (done, total) => `Checked ${done} of ${total} MB: no entry matched so far`,
+      vEarly: (done, total) => ` (found before the whole log was checked: ${done} of ${total} MB so far)`,
+      noneSoFar: (done, total) => `Checked ${done} of ${total} MB, with the end of the log and its error lines first: no entry matched so far.`,
+      reading: (done, total) => `Reading the log: ${done} of ${total} MB…`,
+      looking: "Looking at the end of the log and its error lines first…",
+      ordered: (done, total) => `Checking every line in order: ${done} of ${total} MB…`,
+      held: (mb) => ` · ${mb} MB · matched in this page, not put in the box`, pasted: "Pasted log", clear: "Clear",
       skipped: (a, b) => `Lines ${a}–${b} were not checked: matching them took too long.`,
-      stopped: (a, b) => `Stopped at the time limit: lines ${a}–${b} were not checked.`,
-      progress: (a, n) => `Still matching: lines 1–${a} of ${n} checked so far.`,
       error: "Matching failed: ", big: (mb) => `Only the first ${mb} MiB of the file were read.`,
       decoded: (e) => `The file is ${e} text; it was decoded as such.`,
       fTitle: "No line names the problem? Find it by what you see",
@@ -87,10 +97,18 @@
       nextClass: "按类别浏览条目：", nextAdd: "错题本里还没有？用这份日志新增条目：", nextAddLink: "如何贡献条目",
       facts: (n) => `已载入机器信息（${n} 项）：结果按该机器的情况重新排序。`,
       facts_bad: (why) => `该文件不能作为机器信息使用：${why}`,
-      working: "正在匹配…", partial: (sec) => `匹配超过 ${sec} 秒，日志已分段匹配：结果不完整（跨段的多行模式可能漏掉）。`,
+      working: "正在匹配…", partial: (sec) => `每轮匹配 ${sec} 秒后暂停，结果不完整：还有行没有检查。`,
+      coverage: (done, total, n, tail) => `目前已检查：先查日志末尾（最后 ${tail} MB）和其中 ${n} 行报错，再按顺序检查了 ${done} / ${total} MB。`,
+      coverageOrder: (done, total) => `目前已按顺序检查 ${done} / ${total} MB。`,
+      cont: (sec) => `继续匹配（再 ${sec} 秒）`,
+      vSoFar: (done, total) => `已检查 ${done} / ${total} MB：目前没有匹配的条目`,
+      vEarly: (done, total) => `（在检查完整份日志之前找到：目前已检查 ${done} / ${total} MB）`,
+      noneSoFar: (done, total) => `已检查 ${done} / ${total} MB（先查日志末尾和报错行）：目前没有匹配的条目。`,
+      reading: (done, total) => `正在读取日志：${done} / ${total} MB…`,
+      looking: "先查看日志末尾和报错行…",
+      ordered: (done, total) => `按顺序检查每一行：${done} / ${total} MB…`,
+      held: (mb) => ` · ${mb} MB · 只在本页匹配，未放入输入框`, pasted: "粘贴的日志", clear: "清除",
       skipped: (a, b) => `第 ${a}–${b} 行未检查：匹配耗时过长。`,
-      stopped: (a, b) => `已到时间上限：第 ${a}–${b} 行未检查。`,
-      progress: (a, n) => `仍在匹配：已检查第 1–${a} 行（共 ${n} 行）。`,
       error: "匹配失败：", big: (mb) => `只读取了文件的前 ${mb} MiB。`,
       decoded: (e) => `该文件是 ${e} 编码的文本，已按此编码读取。`,
       fTitle: "没有一行指明问题？按看到的现象查找",
@@ -316,10 +334,12 @@
   function verdictText(st, res, answers, weights, bundle) {
     const title = (r) => { const m = (bundle.entries || {})[r.id] || {}; return (lang === "zh" && m.title_zh) || m.title || ""; };
     if (answers.length && answers[0].confidence === "likely") return t("vLikely", answers[0].id, title(answers[0]));
+    const c = st.coverage || {}, more = st.complete === false ? t("vEarly", mb(c.done), mb(c.total)) : "";
     if (answers.length) {
       const level = confidence(answers[0], weights)[0];
-      return t("vDiag", answers[0].id, title(answers[0]), t(`${level}W`) || level, answers.length);
+      return t("vDiag", answers[0].id, title(answers[0]), t(`${level}W`) || level, answers.length) + more;
     }
+    if (st.complete === false) return t("vSoFar", mb(c.done), mb(c.total));    // never "no entry" while lines remain
     if (res.length) return t("vObserved", res.length);
     if (st.unexplained && st.unexplained.length) return t("vUnexplained", st.unexplained.length);
     return st.first ? t("vNoneFirst", st.first) : t("vNone", st.nlines);
@@ -353,8 +373,9 @@
   const SAVED = "errbook-paste-last";           // sessionStorage: this tab only, never sent anywhere
   function save(st) {
     try {
+      // the results and how much was checked, never the log (a big one would not fit, and it stays on the page)
       const keep = { results: st.results, message: st.message, nlines: st.nlines, ms: st.ms, first: st.first, complete: st.complete, unexplained: st.unexplained,
-                     skipped: st.skipped, remaining: st.remaining, budget: st.budget, scores: st.scores };
+                     skipped: st.skipped, coverage: st.coverage, budget: st.budget, scores: st.scores };
       root.sessionStorage.setItem(SAVED, JSON.stringify(keep));
     } catch (e) { /* storage full or off: nothing is kept */ }
   }
@@ -365,6 +386,7 @@
   function render(out, st) {
     out.replaceChildren();
     out.dataset.state = st.running ? "running" : "done";
+    out.dataset.complete = String(st.complete !== false);
     const bundle = root.ERRBOOK_BUNDLE || {};
     const weights = new Map((bundle.signatures || []).map((s) => [`${s.entry}/${s.id}`, s.weight]));
     const bar = el("p", null, "eb-langs");
@@ -386,16 +408,28 @@
     out.appendChild(verdict);
     if (st.restored) out.appendChild(el("p", t("restored"), "eb-status eb-restored"));
     const likelyOnly = answers.length > 0 && answers.every((r) => r.confidence === "likely");
-    const head = el("p", !res.length ? t("none", st.nlines)
+    const cov = st.coverage || {};
+    const head = el("p", !answers.length && st.complete === false ? t("noneSoFar", mb(cov.done), mb(cov.total)) : !res.length ? t("none", st.nlines)
       : !answers.length ? t("observedOnly", res.length, st.nlines, st.ms)
       : t(likelyOnly ? "likelyFound" : "found", answers.length, st.nlines, st.ms), "eb-status");
     out.appendChild(head);
     if (machineValues) out.appendChild(el("p", t("facts", Object.keys(machineValues).length), "eb-status eb-facts"));
-    if (!st.complete) {
+    if (st.complete === false) {                       // what was checked, and a way to check the rest
       const warn = el("div", null, "admonition warning eb-partial");
-      warn.appendChild(el("p", t("partial", Math.round(st.budget / 1000)), "admonition-title"));
+      const sec = Math.max(1, Math.round(st.budget / 1000));
+      warn.appendChild(el("p", t("partial", sec), "admonition-title"));
+      warn.appendChild(el("p", cov.tailSize ? t("coverage", mb(cov.done), mb(cov.total), cov.earlyLines || 0, mb(cov.tailSize))
+        : t("coverageOrder", mb(cov.done), mb(cov.total)), "eb-coverage"));
       (st.skipped || []).forEach(([a, b]) => warn.appendChild(el("p", t("skipped", a, b))));
-      if (st.remaining) warn.appendChild(el("p", (st.running ? t("progress", st.remaining[0] - 1, st.nlines) : t("stopped", ...st.remaining))));
+      if (st.running) warn.appendChild(el("p", st.progress || t("working"), "eb-progress"));
+      else if (st.more) {
+        const b = el("button", t("cont", sec), "md-button md-button--primary eb-continue");
+        b.type = "button";
+        b.addEventListener("click", st.more);
+        const p = el("p");
+        p.appendChild(b);
+        warn.appendChild(p);
+      }
       out.appendChild(warn);
     }
     if (st.note) out.appendChild(el("p", st.note));
@@ -407,9 +441,10 @@
       st.unexplained.forEach((l) => pre.appendChild(doc.createTextNode(`${String(l.line).padStart(6)}: ${l.text}\n`)));
       out.appendChild(pre);
     }
-    if (!answers.length && !st.running) nextSteps(out, st);
+    if (!answers.length && !st.running && st.complete !== false) nextSteps(out, st);
     const fnd = bundle.finder;
-    if (!st.running && !res.some((r) => r.level === "diagnosis") && fnd && fnd.entries && fnd.entries.length && root.ErrbookFinder) {
+    if (!st.running && st.complete !== false && !res.some((r) => r.level === "diagnosis") && fnd && fnd.entries && fnd.entries.length
+        && root.ErrbookFinder) {
       out.appendChild(finderBox(st, bundle));
     }
     if (!st.running) {
@@ -478,127 +513,99 @@
     return box;
   }
 
-  /* ---- matching: one warm worker, a budget, then parts ---- */
-  function newWorker() {
-    if (!WORKER_URL || typeof Worker === "undefined") return null;
-    try { return new Worker(WORKER_URL); } catch (e) { return null; }
-  }
-
-  function merge(acc, results, offset) {
-    results.forEach((r) => {
-      let a = acc.get(r.id);
-      if (a && a.confidence === "likely" && r.confidence === "match") { acc.delete(r.id); a = null; }   // a match replaces a guess
-      if (a && a.confidence === "match" && r.confidence === "likely") return;
-      if (!a) { a = { id: r.id, score: r.score, signatures: new Set(), hits: 0, evidence: [], confidence: r.confidence, level: r.level }; acc.set(r.id, a); }
-      if (r.level === "diagnosis") a.level = "diagnosis";           // a diagnosis in any part of the log wins
-      a.score = Math.max(a.score, r.score);
-      (r.signatures || []).forEach((s) => a.signatures.add(s));
-      a.hits += r.hits || 0;
-      if (r.confidence === "match" || a.confidence === undefined) a.confidence = r.confidence;
-      if (r.environment) a.environment = Array.from(new Set((a.environment || []).concat(r.environment)));
-      (r.evidence || []).forEach((ev) => a.evidence.push({ signature: ev.signature, lines: ev.lines.map((l) => Object.assign({}, l, { line: l.line + offset })) }));
-    });
-  }
-
-  function mergedList(acc) {
-    // As in one pass: likely (second-stage) entries only when no part of the log shows a diagnosis; then diagnoses,
-    // likely entries and observations in that order.
-    const all = Array.from(acc.values());
-    const diagnosed = all.some((a) => a.level === "diagnosis");
-    const order = { diagnosis: 0, likely: 1, observation: 2 };
-    return all.filter((a) => !diagnosed || a.confidence === "match").map((a) => Object.assign({}, a, { signatures: Array.from(a.signatures).sort() }))
-      .sort((x, y) => ((order[x.level] || 0) - (order[y.level] || 0)) || (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-  }
-
-  function Matcher(budgetOf, ready) {
-    let warm = newWorker();
-    let run = 0;
-    if (warm) warm.onmessage = (ev) => { if (ev.data && ev.data.ready) ready(); };
-    else ready();
-    const spare = () => { if (!warm) warm = newWorker(); };
-    const take = () => { const w = warm || newWorker(); warm = null; return w; };
-    const give = (w) => { if (!warm) { warm = w; w.onmessage = null; } else w.terminate(); };
-    const ask = (w, text, ms, done) => {
-      let over = false;
-      const timer = setTimeout(() => { over = true; w.onmessage = null; w.terminate(); done(null); }, ms);
-      w.onmessage = (ev) => {
-        if (over || ev.data.ready) return;
-        clearTimeout(timer);
-        done(ev.data);
+  /* ---- matching: one worker for the page's life (triage-worker.js), given the log itself ----
+     A log is {text} (the box) or {file} (a chosen file, or a big paste kept as a Blob): the worker reads it, looks
+     at its end and error lines first, then checks every line in order for a time budget a pass (the form's
+     data-budget-ms) and says how far it got; "Continue" runs another pass. */
+  function Matcher(budgetOf, ready, progress) {
+    const me = this;
+    let w = null, job = null, dog = null, run = 0;
+    const start = () => {
+      if (!WORKER_URL || typeof Worker === "undefined") return null;
+      try { w = new Worker(WORKER_URL); } catch (e) { w = null; return null; }
+      w.onmessage = (ev) => receive(ev.data || {});
+      w.onerror = (ev) => {
+        ev.preventDefault();
+        const j = job;
+        job = null;
+        clearTimeout(dog);
+        if (j) j.update(Object.assign(j.base(), { error: ev.message || "worker error" }));
       };
-      w.onerror = (ev) => { if (over) return; over = true; clearTimeout(timer); ev.preventDefault(); done({ ok: false, error: ev.message || "worker error" }); };
-      w.postMessage({ id: run, text: text, source: "", facts: machineValues });
+      return w;
     };
+    start();
+    if (!w) ready();
 
-    this.match = function (text, update) {
-      const my = ++run;
-      const t0 = performance.now();
-      const budget = budgetOf();
-      const nlines = text.split("\n").length;
-      const base = { text: text, nlines: nlines, budget: budget };
-      const w = take();
-      if (!w) {                                            // no Worker here: match on this thread
+    const watch = (j) => { clearTimeout(dog); dog = setTimeout(() => stuck(j), HANG_MS); };
+    const send = (j) => {
+      w.postMessage({ type: "match", id: j.id, file: j.log.file || null, text: j.log.file ? null : j.log.text, facts: machineValues,
+                      budget: j.budget, tail: TAIL, skip: j.skip, noEarly: j.noEarly });
+      watch(j);
+    };
+    // No word for HANG_MS: a pattern is stuck on a line. A fresh worker starts the log again without that piece
+    // (or without the early look), and the results say which lines were not checked.
+    function stuck(j) {
+      if (j !== job) return;
+      w.terminate();
+      start();
+      if (j.at && j.at.phase === "order") j.skip.push(j.at.lines); else j.noEarly = true;
+      j.at = null;
+      send(j);
+    }
+
+    function receive(m) {
+      if (m.ready) { ready(); return; }
+      const j = job;
+      if (!j || m.id !== j.id) return;
+      watch(j);
+      if (m.type === "progress") {
+        if (m.phase === "order") j.at = m;
+        progress(m.phase === "read" ? t("reading", mb(m.done), mb(m.total)) : m.phase === "early" ? t("looking")
+          : t("ordered", mb(m.done), mb(m.total)));
+        return;
+      }
+      if (m.type === "error") { clearTimeout(dog); job = null; j.update(Object.assign(j.base(), { error: m.error })); return; }
+      const notes = [m.cut ? t("big", 64) : "", !m.encoding || m.encoding.startsWith("utf-8") ? ""
+        : t("decoded", m.encoding.toUpperCase().replace(/-(LE|BE)$/, " $1"))].filter(Boolean).join(" ");
+      const st = Object.assign(j.base(), {
+        results: m.results, message: m.message || null, scores: m.scores || null, first: m.first || null,
+        unexplained: m.unexplained || [], nlines: m.nlines, note: notes,
+        complete: m.type === "done" && m.complete, running: m.type === "early", skipped: m.skipped || [],
+        coverage: { done: m.done, total: m.total, earlyLines: m.earlyLines, tailSize: m.tailSize },
+      });
+      if (m.type !== "early") clearTimeout(dog);
+      if (m.type === "pass") st.more = () => me.more();
+      if (m.type === "done") job = null;
+      j.last = st;
+      j.update(st);
+    }
+
+    this.match = (log, update) => {
+      const j = { id: ++run, log: log, update: update, t0: performance.now(), budget: budgetOf(), skip: [], noEarly: false, at: null };
+      j.base = () => ({ text: log.head || log.text || "", budget: j.budget, ms: Math.round(performance.now() - j.t0) });
+      job = j;
+      if (w) { send(j); return; }
+      // no Worker here: the whole log on this thread, at once
+      const whole = log.file ? log.file.arrayBuffer().then((b) => api.decodeLog(new Uint8Array(b)).text) : Promise.resolve(log.text);
+      whole.then((text) => {
         const eng = api.compile(root.ERRBOOK_BUNDLE);
         const r = api.triageText(eng, text, "", machineValues);
         const fnd = root.ERRBOOK_BUNDLE.finder;
-        update(Object.assign(base, { results: r.results, message: r.message, first: r.firstFailureLine, complete: true, ms: Math.round(performance.now() - t0),
-                                     unexplained: api.unexplainedLines(eng, text, r.results, 10),
-                                     scores: fnd && root.ErrbookFinder ? root.ErrbookFinder.logScores(api, eng, fnd, text) : null }));
-        return;
-      }
-      ask(w, text, budget, (msg) => {
-        if (my !== run) return;
-        if (msg && msg.ok) {
-          give(w);
-          update(Object.assign(base, { results: msg.results, message: msg.message, first: msg.first, unexplained: msg.unexplained, scores: msg.scores, complete: true, ms: Math.round(performance.now() - t0) }));
-        } else if (msg) {
-          give(w);
-          update(Object.assign(base, { error: msg.error }));
-        } else {
-          parts(text, my, t0, base, update);
-        }
-        spare();
+        update(Object.assign(j.base(), { results: r.results, message: r.message, first: r.firstFailureLine, complete: true,
+                                         nlines: text.split(/\r\n|\r|\n/).length,
+                                         unexplained: api.unexplainedLines(eng, text, r.results, 10),
+                                         scores: fnd && root.ErrbookFinder ? root.ErrbookFinder.logScores(api, eng, fnd, text) : null }));
       });
     };
-
-    /* The budget was spent: match slices in order; a slice that runs out of time is split until the slow
-       lines are isolated and skipped; stop at the overall limit and say what was not checked. */
-    function parts(text, my, t0, base, update) {
-      const lines = text.split("\n");
-      const n = lines.length;
-      const sliceMs = Math.max(300, base.budget / 4), stopAt = performance.now() + Math.max(3000, 3 * base.budget);
-      const queue = [];
-      for (let i = 0; i < n;) {
-        let j = i, size = 0;
-        while (j < n && j - i < SLICE_LINES && (size < SLICE_CHARS || j === i)) { size += lines[j].length + 1; j++; }
-        queue.push([i, j]);
-        i = j;
-      }
-      const acc = new Map(), skipped = [];
-      let first = null;                                    // the first failure line of the earliest slice that has one
-      let w = take();
-      const show = (running) => update(Object.assign({}, base, {
-        results: mergedList(acc), first: first, complete: false, running: running, skipped: skipped.slice(),
-        remaining: queue.length ? [queue[0][0] + 1, n] : null, ms: Math.round(performance.now() - t0),
-      }));
-      const step = () => {
-        if (my !== run) { if (w) w.terminate(); return; }
-        if (!queue.length || performance.now() > stopAt || !w) { if (w) give(w); show(false); return; }
-        const [a, b] = queue.shift();
-        ask(w, lines.slice(a, b).join("\n"), sliceMs, (msg) => {
-          if (msg && msg.ok) { merge(acc, msg.results, a); if (first === null && msg.first) first = msg.first; }
-          else if (!msg) {                                   // timed out: that worker is gone
-            w = newWorker();
-            if (b - a > 1) { const mid = a + Math.floor((b - a) / 2); queue.unshift([a, mid], [mid, b]); }
-            else skipped.push([a + 1, b]);
-          }
-          show(true);
-          step();
-        });
-      };
-      show(true);
-      step();
-    }
+    // Another pass over the rest of the log, with a new budget.
+    this.more = () => {
+      const j = job;
+      if (!j || !w) return;
+      j.budget = budgetOf();
+      w.postMessage({ type: "continue", id: j.id, budget: j.budget });
+      watch(j);
+      j.update(Object.assign({}, j.last, j.base(), { running: true, more: null, progress: t("ordered", mb(j.last.coverage.done), mb(j.last.coverage.total)) }));
+    };
   }
 
   // The values of a machine-facts file (errbook doctor --collect), read in this page only; null when none.
@@ -611,21 +618,58 @@
     const out = doc.getElementById("errbook-results");
     const file = doc.getElementById("errbook-file");
     const state = root.ErrbookPaste = { ready: false };
-    const matcher = new Matcher(() => Number(form.dataset.budgetMs) || 3000, () => { state.ready = true; });
+    const progress = (text) => { const p = out.querySelector(".eb-progress"); if (p) p.textContent = text; };
+    const matcher = new Matcher(() => Number(form.dataset.budgetMs) || 10000, () => { state.ready = true; }, progress);
     let focusNext = false;
-    const go = (text, note) => {
-      out.replaceChildren(el("p", t("working"), "eb-status"));
+    // A big log (a chosen file, or a paste over BIG_PASTE) is held here, never put in the text box: the box shows
+    // nothing and a short preview with the size says what will be matched.
+    let held = null;
+    const heldBox = el("div", null, "eb-held");
+    heldBox.id = "errbook-held";
+    heldBox.hidden = true;
+    area.insertAdjacentElement("afterend", heldBox);
+    const drop = () => { held = null; heldBox.hidden = true; heldBox.replaceChildren(); };
+    const hold = (log) => {
+      held = log;
+      area.value = "";
+      heldBox.replaceChildren();
+      const p = el("p", null, "eb-held-title");
+      p.appendChild(el("strong", log.name));
+      p.appendChild(doc.createTextNode(t("held", mb(log.file.size)) + " "));
+      const clear = el("button", t("clear"), "md-button");
+      clear.type = "button";
+      clear.addEventListener("click", () => { drop(); area.focus(); });
+      p.appendChild(clear);
+      heldBox.appendChild(p);
+      heldBox.appendChild(el("pre", log.head.split(/\r\n|\r|\n/).slice(0, 6).map((l) => l.slice(0, 200)).join("\n"), "eb-preview"));
+      heldBox.hidden = false;
+    };
+    const go = () => {
+      const log = held && !area.value.trim() ? held : { text: area.value };
+      if (log !== held) drop();
+      out.replaceChildren(el("p", t("working"), "eb-status eb-progress"));
       out.dataset.state = "running";
+      out.dataset.complete = "false";
       focusNext = true;
-      matcher.match(text, (st) => {
-        st.note = note;
+      matcher.match(log, (st) => {
         if (!st.running && focusNext) { st.focus = true; focusNext = false; }
         render(out, st);
       });
     };
-    form.addEventListener("submit", (ev) => { ev.preventDefault(); go(area.value); });
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); go(); });
     area.addEventListener("keydown", (ev) => {             // Ctrl+Enter (Cmd+Enter on a Mac) matches
-      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); go(area.value); }
+      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); go(); }
+    });
+    area.addEventListener("input", () => { if (held && area.value.trim()) drop(); });   // typing starts a new log
+    // A paste is matched at once: a big one from memory (as a Blob, read by the worker like a file), a small one
+    // once it is in the box, if it is all the box holds.
+    area.addEventListener("paste", (ev) => {
+      const s = ev.clipboardData ? ev.clipboardData.getData("text/plain") || ev.clipboardData.getData("text") : "";
+      if (s.length > BIG_PASTE) {
+        ev.preventDefault();
+        hold({ file: new Blob([s], { type: "text/plain" }), name: t("pasted"), head: s.slice(0, 4000) });
+        go();
+      } else if (s && !area.value.trim()) setTimeout(() => { if (area.value.trim()) go(); }, 0);
     });
     // Back from an entry: the last results again, from this tab's session storage (a page the browser kept whole
     // in its back-forward cache still shows them as they were)
@@ -641,7 +685,7 @@
           machineValues = r.values;
           const msg = r.error ? t("facts_bad", r.error) : t("facts", Object.keys(r.values).length);
           out.replaceChildren(el("p", msg, r.error ? "eb-error" : "eb-status"));
-          if (!r.error && area.value.trim()) go(area.value);
+          if (!r.error && (held || area.value.trim())) go();
         });
       });
     }
@@ -649,13 +693,10 @@
       file.addEventListener("change", () => {
         const f = file.files[0];
         if (!f) return;
-        const big = f.size > MAX_FILE;
-        // Bytes, not f.text(): a UTF-16/UTF-32 log (Windows PowerShell's >) read as UTF-8 matches nothing.
-        (big ? f.slice(0, MAX_FILE) : f).arrayBuffer().then((buf) => {
-          const d = api.decodeLog(new Uint8Array(buf));
-          const notes = [big ? t("big", MAX_FILE >> 20) : "", d.encoding.startsWith("utf-8") ? "" : t("decoded", d.encoding.toUpperCase().replace(/-(LE|BE)$/, " $1"))];
-          area.value = d.text.slice(0, 200000);
-          go(d.text, notes.filter(Boolean).join(" "));
+        // the preview: its first bytes, decoded as the worker will decode the whole (UTF-16/32 by BOM or NULs)
+        f.slice(0, 4000).arrayBuffer().then((buf) => {
+          hold({ file: f, name: f.name, head: api.decodeLog(new Uint8Array(buf)).text });
+          go();
         });
       });
     }
