@@ -2,7 +2,8 @@
  *  - the search dialog (<div class="md-search" role="dialog">) has no accessible name: it takes its input's label;
  *  - a block that scrolls must be reachable by keyboard. Material makes a code block focusable only when it
  *    scrolls sideways, and only where the pointer can hover; here any code block or evidence block that scrolls
- *    either way (the fix box caps code at a few lines, run pages cap outputs) is focusable, on phones too.
+ *    either way (the fix box caps code at a few lines, run pages cap outputs), and a table wider than a phone
+ *    (Material's scroll wrapper: the matrix's summary has no link to tab to), is focusable, on phones too.
  *    Blocks the paste page adds later are watched as they appear. */
 (function () {
   "use strict";
@@ -13,7 +14,7 @@
     dialog.setAttribute("aria-label", (input && (input.getAttribute("aria-label") || input.placeholder)) || "Search");
   }
 
-  const SCROLLERS = ".md-typeset pre > code, .md-typeset pre.eb-evidence";
+  const SCROLLERS = ".md-typeset pre > code, .md-typeset pre.eb-evidence, .md-typeset .md-typeset__scrollwrap";
   const scrolls = (el) => el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1;
   function mark(el) {
     const want = scrolls(el), has = el.getAttribute("tabindex") === "0";
