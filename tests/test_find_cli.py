@@ -5,6 +5,7 @@ import os
 import pty
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -88,7 +89,13 @@ def _pty_run(keys: list[bytes], timeout: float = 120) -> tuple[int, str]:
             out += chunk
         if pending and out.count(b"choice (") > len(keys) - len(pending):
             os.write(fd, pending.pop(0))
-    _, status = os.waitpid(pid, 0)
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if not done:                     # still waiting past the ceiling: a hang, reported with what it printed
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        printed = out.decode(errors="replace")
+        raise AssertionError(f"errbook find still running after {timeout} s; it printed:\n{printed}")
     os.close(fd)
     return os.waitstatus_to_exitcode(status), out.decode("utf-8", "replace")
 

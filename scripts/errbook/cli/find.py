@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import sys
 from pathlib import Path
 
 from errbook.cli.common import root_of
 from errbook.cli.exitcodes import ExitCode
-from errbook.common import term
+from errbook.common import interrupts, term
 from errbook.triage import finder
 
 LOG_BYTES = 16 << 20          # bytes of a log read: its start names what it is; the rest adds little to a query
@@ -156,6 +158,21 @@ def _choice(q: finder.Question, text: str) -> str | None:
     return text if text in values else None
 
 
+def _read_line(prompt: str) -> str:
+    """input() on the terminal, but a Ctrl-C that lands between the prompt and the read still stops it: input()
+    blocks in fgets() and a signal taken just before it is only seen after the next line. Here the wait is in
+    short select() slices, between which Python runs the handler. Raises EOFError at Ctrl-D on an empty line."""
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    fd = sys.stdin.fileno()
+    while not select.select([fd], [], [], 0.25)[0]:
+        interrupts.raise_if_pending()
+    data = os.read(fd, 4096)          # a terminal in canonical mode returns one line per read
+    if not data:
+        raise EOFError
+    return data.decode("utf-8", "replace").rstrip("\r\n")
+
+
 def _ask(session: Session, res: finder.Result, lang: str, style: term.Style) -> finder.Result | None:
     """The questions on a terminal, one line each; None on Ctrl-C. Ctrl-D stops asking: the list so far."""
     answers = dict(res.answers)
@@ -164,7 +181,7 @@ def _ask(session: Session, res: finder.Result, lang: str, style: term.Style) -> 
         _print_question(res, lang, style)
         while True:
             try:
-                line = input(f"choice (0-{len(q.choices) - 1}, Ctrl-D: show the list now): ")
+                line = _read_line(f"choice (0-{len(q.choices) - 1}, Ctrl-D: show the list now): ")
             except EOFError:
                 print()
                 return res
