@@ -89,8 +89,12 @@ def _pty_run(keys: list[bytes], timeout: float = 120) -> tuple[int, str]:
             out += chunk
         if pending and out.count(b"choice (") > len(keys) - len(pending):
             os.write(fd, pending.pop(0))
+    end = time.monotonic() + timeout          # the terminal closed: the child is exiting (or hung on a read)
     done, status = os.waitpid(pid, os.WNOHANG)
-    if not done:                     # still waiting past the ceiling: a hang, reported with what it printed
+    while not done and time.monotonic() < end:
+        time.sleep(0.1)
+        done, status = os.waitpid(pid, os.WNOHANG)
+    if not done:                     # still running past the ceiling: a hang, reported with what it printed
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         os.close(fd)
