@@ -121,8 +121,20 @@ def test_fix_box_in_the_first_screen_on_every_entry_page(browser, real_site, rea
     verification badges: the whole box inside the first viewport, at desktop and phone size."""
     bad = []
     worst = {}
-    # Every page load starts Material's search worker, which fetches and indexes the whole site's search index
-    # (about half of each load's time here); the layout does not depend on it, so it is not fetched in this test.
+    for w, h, e in each_entry_page(browser, real_site, real_entries):
+        m = browser.execute_script(FIX_BOX_JS)
+        assert m, e.id
+        worst[(w, h)] = max(worst.get((w, h), 0), m["bottom"])
+        if not (m["top"] >= 0 and m["bottom"] <= m["vh"] and m["sw"] <= m["vw"]):
+            bad.append((e.id, w, h, m))
+    print("lowest fix-box bottom per viewport:", worst)
+    assert not bad, bad
+
+
+def each_entry_page(browser, real_site, real_entries):
+    """(width, height, entry) with the entry's page loaded, at every size. Every page load starts Material's
+    search worker, which fetches and indexes the whole site's search index (about half of each load's time here);
+    the layout does not depend on it, so it is not fetched while walking."""
     browser.execute_cdp_cmd("Network.enable", {})
     browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/search/search_index.json*"]})
     try:
@@ -130,17 +142,11 @@ def test_fix_box_in_the_first_screen_on_every_entry_page(browser, real_site, rea
             viewport(browser, w, h)
             for e in real_entries:
                 browser.get(f"{real_site}/entries/{e.id}/")
-                m = browser.execute_script(FIX_BOX_JS)
-                assert m, e.id
-                worst[(w, h)] = max(worst.get((w, h), 0), m["bottom"])
-                if not (m["top"] >= 0 and m["bottom"] <= m["vh"] and m["sw"] <= m["vw"]):
-                    bad.append((e.id, w, h, m))
+                yield w, h, e
     finally:
         browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
         browser.get("about:blank")      # the open page has no search index: a search test after this one reloads
         viewport(browser, 1400, 1000)
-    print("lowest fix-box bottom per viewport:", worst)
-    assert not bad, bad
 
 
 def test_copy_button_copies_the_after_command(browser, real_site, real_entries):

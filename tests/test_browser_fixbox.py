@@ -54,29 +54,19 @@ def test_confirm_and_fix_with_their_anchors_on_the_first_screen(browser, real_si
     """Every entry page at both sizes: a check's entry shows Confirm then Fix, each with its anchor's visible
     permalink, the whole Fix part above the fold; an entry without a check shows Fix alone."""
     bad = []
-    browser.execute_cdp_cmd("Network.enable", {})
-    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/search/search_index.json*"]})
-    try:
-        for w, h in SIZES:
-            viewport(browser, w, h)
-            for e in real_entries:
-                confirm, fixes = fixsteps.split(e["fix"])
-                browser.get(f"{real_site}/entries/{e.id}/")
-                m = browser.execute_script(PARTS_JS)
-                fix, chk = m["fix"], m["confirm"]
-                ok = (m["box"] and fix and fix["href"] == "#fix-1" and fix["link"] and fix["label"].startswith("Fix")
-                      and fix["top"] >= 0 and fix["bottom"] <= m["vh"])
-                if confirm:
-                    ok = ok and chk and chk["href"] == "#confirm-1" and chk["link"] and \
-                        chk["label"].startswith("Confirm") and 0 <= chk["top"] < chk["bottom"] <= fix["top"]
-                else:
-                    ok = ok and chk is None
-                if not ok:
-                    bad.append((e.id, w, h, m))
-    finally:
-        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
-        browser.get("about:blank")
-        viewport(browser, 1400, 1000)
+    for w, h, e in tb.each_entry_page(browser, real_site, real_entries):
+        confirm, _fixes = fixsteps.split(e["fix"])
+        m = browser.execute_script(PARTS_JS)
+        fix, chk = m["fix"], m["confirm"]
+        ok = (m["box"] and fix and fix["href"] == "#fix-1" and fix["link"] and fix["label"].startswith("Fix")
+              and fix["top"] >= 0 and fix["bottom"] <= m["vh"])
+        if confirm:
+            ok = ok and chk and chk["href"] == "#confirm-1" and chk["link"] and \
+                chk["label"].startswith("Confirm") and 0 <= chk["top"] < chk["bottom"] <= fix["top"]
+        else:
+            ok = ok and chk is None
+        if not ok:
+            bad.append((e.id, w, h, m))
     assert not bad, bad[:5]
     assert sum(1 for e in real_entries if fixsteps.split(e["fix"])[0]) >= 100       # the split is in the data
 
