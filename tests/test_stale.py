@@ -143,6 +143,11 @@ STILL_DUE = {
     # RMN-0389's lammps range at 2024.2.7: FFT_KOKKOS's KISS default and HIP warning were read there and in a
     # later KOKKOS.cmake whose release is not known; the 22Jul2025 stable's was not read
     "RMN-0389",
+    # wave-3 entries whose newest readable source is older than releases.yaml's newest: RMN-0391's hip range at
+    # 6.2.2 (HIP's header now lives in rocm-systems, not stored past 2025-08), RMN-0395's rocm range at 6.2.2 (the
+    # release shipping rocm-systems#6226 not identified), RMN-0396's amdgpu-dkms range at 6.16.13, RMN-0397's rocm
+    # range at 6.4.3
+    "RMN-0391", "RMN-0395", "RMN-0396", "RMN-0397",
 }
 
 
