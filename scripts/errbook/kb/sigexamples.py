@@ -8,11 +8,11 @@ from errbook.kb.usable import Finding, as_list, field_name
 
 
 def example_findings(rel: str, line_of: Callable[[tuple], int], base: tuple, label: str, item: dict,
-                     match: Callable[[str], bool],
-                     matched: Callable[[tuple, str], None] | None = None) -> list[Finding]:
-    """Findings for item's `examples` that `match` misses and its `counter_examples` that it hits, each at
-    file:line:field. label names the pattern ("signature 'x'"); matched(path, text) is told of every example that
-    did match (entries then try it as other machines print it)."""
+                     match: Callable[[str], object],
+                     matched: Callable[[tuple, str], list[Finding]] | None = None) -> list[Finding]:
+    """Findings for item's `examples` that `match` misses and its `counter_examples` that it hits (match's result
+    taken as true or false), each at file:line:field. label names the pattern ("signature 'x'"); matched(path, text)
+    is given every example that did match and returns its own findings (entries try it as other machines print it)."""
     out = []
     for key, must in (("examples", True), ("counter_examples", False)):
         for j, ex in enumerate(as_list(item.get(key))):
@@ -23,5 +23,5 @@ def example_findings(rel: str, line_of: Callable[[tuple], int], base: tuple, lab
                 what = "does not match this example" if must else "matches this counter-example"
                 out.append(Finding(rel, line_of(fpath), field_name(fpath), f"{label} {what}"))
             elif must and matched is not None:
-                matched(fpath, ex["text"])
+                out += matched(fpath, ex["text"])
     return out

@@ -70,13 +70,11 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
         m = matcher.Matcher([matcher.build_signature(e.id if isinstance(e.id, str) else "RMN-0000", sig)])
         raw_keeps = sig.get("keeps")
         keeps = raw_keeps if isinstance(raw_keeps, list) else []
-        def vary(fpath: tuple, text: str, m=m, keeps=keeps, sid=sid) -> None:
-            for kind, vtext in variants.of(text, keeps):
-                if not m.match_text(vtext):
-                    out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath),
-                                       f"signature '{sid}' does not match this example as another machine "
-                                       f"prints it ({kind} variant; if that part is the message itself, "
-                                       f"add it to the signature's keeps)"))
+        def vary(fpath: tuple, text: str, m=m, keeps=keeps, sid=sid) -> list[Finding]:
+            return [Finding(e.rel, e.line_of(fpath), field_name(fpath),
+                            f"signature '{sid}' does not match this example as another machine prints it ({kind} "
+                            f"variant; if that part is the message itself, add it to the signature's keeps)")
+                    for kind, vtext in variants.of(text, keeps) if not m.match_text(vtext)]
         out += sigexamples.example_findings(e.rel, e.line_of, base, f"signature '{sid}'", sig, m.match_text, vary)
     return out
 
