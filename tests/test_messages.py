@@ -77,6 +77,15 @@ def test_a_valid_test_page_has_no_finding(mini_root):
     assert findings_of(mini_root) == []
 
 
+def test_counter_examples_that_do_not_match_are_no_finding(mini_root):
+    page = json.loads(json.dumps(PAGE))
+    near = {"text": "-- Looking for cuda_runtime.h - found", "source": "https://github.com/ROCm/hip/issues/1"}
+    page["signatures"][0]["counter_examples"] = [near]
+    page["causes"][0]["evidence"][0]["counter_examples"] = [dict(near)]
+    write_page(mini_root, page)
+    assert findings_of(mini_root) == []
+
+
 @pytest.mark.parametrize("change, needle, field, words", [
     (lambda p: p["causes"][0].update(entry="RMN-0999"), "entry: RMN-0999", "causes[0].entry", "no entry with id"),
     (lambda p: p["causes"][0]["evidence"][0].update(pattern="(?<=x)cuda"), "pattern: (?<=x)cuda",
@@ -92,6 +101,16 @@ def test_a_valid_test_page_has_no_finding(mini_root):
     (lambda p: p["causes"][0].update(weight=3), "weight: 3", "causes[0].weight", "unknown field"),
     (lambda p: p["causes"][0]["evidence"][1].update(id="include-line"), "id: include-line",
      "causes[0].evidence[1].id", "duplicate evidence id"),
+    # a counter-example the pattern matches is a finding at its own line, for a signature and for evidence alike
+    (lambda p: p["signatures"][0].update(counter_examples=[
+        {"text": "b.hip:2:10: fatal error: 'cuda_runtime.h' file not found", "source": "https://github.com/ROCm/hip/issues/1"}]),
+     "b.hip:2:10", "signatures[0].counter_examples[0].text", "matches this counter-example"),
+    (lambda p: p["causes"][0]["evidence"][0].update(counter_examples=[
+        {"text": "  #include <cuda_runtime.h> // kept", "source": "https://github.com/ROCm/hip/issues/1"}]),
+     "// kept", "causes[0].evidence[0].counter_examples[0].text", "matches this counter-example"),
+    # the portable-subset check is the entries' own: '[^]' means any character to JavaScript
+    (lambda p: p["causes"][0]["evidence"][0].update(pattern="#include <cuda_runtime[^]x]h>"), "cuda_runtime[^]x]h",
+     "causes[0].evidence[0].pattern", "']' first in a character class"),
 ])
 def test_validate_names_file_line_and_field(mini_root, change, needle, field, words):
     page = json.loads(json.dumps(PAGE))

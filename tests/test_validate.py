@@ -83,6 +83,9 @@ def test_bad_regex(mini_root):
     (r"id \\d+: \\w+", "literal of at least"),
     (r"\\d+: cuda_runtime", "starts with a wide repeat"),
     (r"cuda_runtime.*.*zzzz", "2 wide repeats that can take the same characters"),
+    # JavaScript reads '[^]' as any character and '[]' as an empty class; Python and RE2 take the ']' as a member
+    (r"cuda_runtime[^]x]h", "']' first in a character class"),
+    (r"cuda_runtime[]x]h", "']' first in a character class"),
 ])
 def test_non_portable_or_unsafe_regex(mini_root, pattern, why):
     import re as _re

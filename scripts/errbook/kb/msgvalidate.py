@@ -1,23 +1,24 @@
 """`errbook validate` for message pages (errata/messages/*.yaml): what kb/messages.py's schema cannot express.
 
 Each finding names file:line:field. A page's causes are active entries, each named once; evidence ids are unique
-in the page; every pattern (signatures and evidence) is in the portable subset and matches each of its examples
-as triage matches a log (triage.matcher); every fact condition passes the machine checks' own validation
-(machine.checks), so it means in a page exactly what it means in an entry's triggers.checks.
+in the page; every pattern (signatures and evidence) is in the portable subset, matches each of its examples and
+none of its counter-examples as triage matches a log (triage.matcher; kb/sigexamples.py, the entries' own rule);
+every fact condition passes the machine checks' own validation (machine.checks), so it means in a page exactly what
+it means in an entry's triggers.checks.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from errbook.kb import entries as entries_mod
-from errbook.kb import messages, regexsubset
+from errbook.kb import messages, regexsubset, sigexamples
 from errbook.kb.usable import Finding, as_list, field_name
 from errbook.machine import checks
 from errbook.triage import matcher
 
 
 def _pattern_findings(p: messages.MessagePage, base: tuple, item: dict, what: str) -> list[Finding]:
-    """The item's pattern compiles in the portable subset and matches every example."""
+    """The item's pattern compiles in the portable subset, matches every example and no counter-example."""
     pat, ic = item.get("pattern"), bool(item.get("ignore_case"))
     if not isinstance(pat, str):
         return []                                       # the schema finding names it
@@ -28,13 +29,7 @@ def _pattern_findings(p: messages.MessagePage, base: tuple, item: dict, what: st
         return [Finding(p.rel, p.line_of(base + ("pattern",)), field_name(base + ("pattern",)),
                         f"bad pattern: {err}")]
     m = matcher.Matcher([sig])
-    out = []
-    for j, ex in enumerate(as_list(item.get("examples"))):
-        if isinstance(ex, dict) and isinstance(ex.get("text"), str) and not m.match_text(ex["text"]):
-            fpath = base + ("examples", j, "text")
-            out.append(Finding(p.rel, p.line_of(fpath), field_name(fpath),
-                               f"{what} '{item.get('id')}' does not match this example"))
-    return out
+    return sigexamples.example_findings(p.rel, p.line_of, base, f"{what} '{item.get('id')}'", item, m.match_text)
 
 
 def _condition_findings(p: messages.MessagePage, base: tuple, ev: dict) -> list[Finding]:

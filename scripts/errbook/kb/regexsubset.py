@@ -40,6 +40,7 @@ def _check_source(p: str) -> None:
     if re.search("[\U00010000-\U0010ffff\ufffd]", p):
         raise SubsetError("characters outside the BMP (and U+FFFD) are not portable: log text has them replaced")
     esc = in_class = False
+    first = -1                                          # where the open class's first member is
     for i, ch in enumerate(p):
         if esc:
             esc = False
@@ -49,10 +50,17 @@ def _check_source(p: str) -> None:
             if ch == "[":
                 raise SubsetError("'[' inside a character class (RE2 reads [:alpha:] as a POSIX class, "
                                   "JavaScript as characters): escape it as \\[")
-            if ch == "]" and p[i - 1] != "[" and p[i - 2:i] != "[^":
+            if ch == "^" and i == first and p[i - 1] == "[":
+                first = i + 1
+            elif ch == "]" and i == first:
+                # Python and RE2 read a ']' first in a class as a member; JavaScript closes the class there
+                # ('[]' matches nothing, '[^]' any character), so the pattern means different things
+                raise SubsetError("']' first in a character class ('[]' or '[^]'): Python and RE2 read it as a "
+                                  "literal ']', JavaScript as an empty class or any character: escape it as \\]")
+            elif ch == "]":
                 in_class = False
         elif ch == "[":
-            in_class = True
+            in_class, first = True, i + 1
 
 
 def _walk(items, in_repeat_bound: int | None, counts: dict) -> None:

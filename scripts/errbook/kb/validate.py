@@ -9,7 +9,7 @@ import re
 from dataclasses import asdict
 from pathlib import Path
 
-from errbook.kb import drafts, facets, listdups, msgvalidate, regexsubset, variants, versions
+from errbook.kb import drafts, facets, listdups, msgvalidate, regexsubset, sigexamples, variants, versions
 from errbook.kb import entries as entries_mod
 from errbook.kb.usable import (
     Finding,
@@ -70,22 +70,12 @@ def _signature_findings(e: entries_mod.Entry, broken: set) -> list[Finding]:
         m = matcher.Matcher([matcher.build_signature(e.id if isinstance(e.id, str) else "RMN-0000", sig)])
         raw_keeps = sig.get("keeps")
         keeps = raw_keeps if isinstance(raw_keeps, list) else []
-        for key, must in (("examples", True), ("counter_examples", False)):
-            for j, ex in enumerate(as_list(sig.get(key))):
-                if not isinstance(ex, dict) or not isinstance(ex.get("text"), str):
-                    continue
-                hit = bool(m.match_text(ex["text"]))
-                fpath = base + (key, j, "text")
-                if hit != must:
-                    what = "does not match this example" if must else "matches this counter-example"
-                    out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath), f"signature '{sid}' {what}"))
-                elif must:
-                    for kind, text in variants.of(ex["text"], keeps):
-                        if not m.match_text(text):
-                            out.append(Finding(e.rel, e.line_of(fpath), field_name(fpath),
-                                               f"signature '{sid}' does not match this example as another machine "
-                                               f"prints it ({kind} variant; if that part is the message itself, "
-                                               f"add it to the signature's keeps)"))
+        def vary(fpath: tuple, text: str, m=m, keeps=keeps, sid=sid) -> list[Finding]:
+            return [Finding(e.rel, e.line_of(fpath), field_name(fpath),
+                            f"signature '{sid}' does not match this example as another machine prints it ({kind} "
+                            f"variant; if that part is the message itself, add it to the signature's keeps)")
+                    for kind, vtext in variants.of(text, keeps) if not m.match_text(vtext)]
+        out += sigexamples.example_findings(e.rel, e.line_of, base, f"signature '{sid}'", sig, m.match_text, vary)
     return out
 
 
