@@ -135,7 +135,7 @@ STILL_DUE = {
     "RMN-0131", "RMN-0136", "RMN-0137", "RMN-0140", "RMN-0141", "RMN-0142", "RMN-0144", "RMN-0150", "RMN-0151",
     "RMN-0153", "RMN-0156", "RMN-0161", "RMN-0162", "RMN-0163", "RMN-0164",
     "RMN-0191", "RMN-0194", "RMN-0197", "RMN-0199", "RMN-0200", "RMN-0201", "RMN-0208", "RMN-0209",
-    "RMN-0210", "RMN-0212", "RMN-0213", "RMN-0214", "RMN-0215", "RMN-0218", "RMN-0232",
+    "RMN-0210", "RMN-0212", "RMN-0214", "RMN-0215", "RMN-0218", "RMN-0232",
     "RMN-0233", "RMN-0240", "RMN-0250", "RMN-0252", "RMN-0253", "RMN-0281",
     # written 2026-12-07 with ranges checked at the newest release their authors could read: RMN-0380's pytorch
     # range at 2.11.0 (the ROCm wheels' metadata of 2.12 to 2.15 not read), RMN-0382's miopen range at 3.3.0
