@@ -148,6 +148,9 @@ STILL_DUE = {
     # release shipping rocm-systems#6226 not identified), RMN-0396's amdgpu-dkms range at 6.16.13, RMN-0397's rocm
     # range at 6.4.3
     "RMN-0391", "RMN-0395", "RMN-0396", "RMN-0397",
+    # RMN-0401's rocm range at 7.2.4 (the release carrying AMDMIGraphX#4962 not known), RMN-0402's at 10.0.0 (the
+    # fault still reported on TheRock 10.0 in rocm-libraries#11714; nothing newer readable)
+    "RMN-0401", "RMN-0402",
 }
 
 
