@@ -178,6 +178,8 @@ def plain_message(result: dict, ctx: Context) -> str:
     lvl = level_of(result)
     lead = {"diagnosis": "", "likely": "Likely (no signature matched; by similarity to the entry's text): ",
             "observation": "Worth knowing (a condition this entry describes is present; not a diagnosis): "}[lvl]
+    if result.get("message_page"):          # likely: a message several causes print, and no line says which
+        lead = f"Likely ({result.get('note', 'this message has several known causes')}): "
     return (f"{lead}{cap(result.get('summary', ''), TEXT_CAP)}\nFirst fix: {cap(result.get('first_fix', ''), TEXT_CAP)}"
             f"\nEntry: {entry_url(ctx, result['id'])}")
 
