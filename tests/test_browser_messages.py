@@ -50,7 +50,6 @@ def test_paste_page_shows_the_cli_block_and_its_links_land(browser, msg_site, ms
 def two_cause_server(tmp_path_factory):
     """The test page with a second, reported cause: the message alone no longer says which."""
     from conftest import build, make_root
-    from test_browser import serve as serve_site
     from test_messages import PAGE, write_page
     root = make_root(tmp_path_factory.mktemp("twocause") / "root", with_docs=True)
     write_page(root, dict(PAGE, other_causes=[{"says": "a second reported cause", "says_zh": "第二个原因",
@@ -58,7 +57,7 @@ def two_cause_server(tmp_path_factory):
     out = root.parent / "site"
     r = build(root, out)
     assert r.returncode == 0, r.stdout + r.stderr
-    httpd, base = serve_site(out)
+    httpd, base = serve(out)
     yield root, base
     httpd.shutdown()
 

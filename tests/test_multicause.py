@@ -136,3 +136,13 @@ def test_cli_with_the_evidence_is_a_diagnosis_exit_0():
 def test_ci_formats_follow_the_level(fmt, words):
     r = errbook("triage", "--format", fmt, root=REPO, input=(MESSAGE + "\n").encode())
     assert r.returncode == 1 and words in r.stdout, r.stdout[:600]
+    assert b"no entry explains" not in r.stdout       # the message's line is listed with its likely cause
+
+
+def test_the_mcp_triage_tool_says_likely_and_why():
+    from errbook.cli import mcptools
+    out = mcptools.Tools(REPO, site_url="").triage(MESSAGE + "\n")
+    assert out["verdict"] == mcptools.VERDICTS["message"]
+    first = out["answers"][0]
+    assert (first["id"], first["level"]) == ("RMN-0090", "likely") and "3 known causes" in first["note"]
+    assert out["message"]["id"] == "invalid-device-function"

@@ -185,8 +185,10 @@ def plain_message(result: dict, ctx: Context) -> str:
 
 
 def explained_lines(results: list[dict]) -> set[tuple[str, int]]:
-    """(source, line) of every evidence line of a diagnosis: the failure lines an entry explains."""
-    return {(ln.get("source", ""), ln["line"]) for r in results if level_of(r) == "diagnosis"
+    """(source, line) of every evidence line of a diagnosis, or of a multi-cause message's likely cause (its line is
+    listed with it): the failure lines an entry explains."""
+    return {(ln.get("source", ""), ln["line"]) for r in results
+            if level_of(r) == "diagnosis" or r.get("message_page")
             for ev in r.get("evidence", []) for ln in ev.get("lines", [])}
 
 

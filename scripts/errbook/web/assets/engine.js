@@ -648,13 +648,14 @@
   }
 
   // cli/formats/loglines.py unexplained(): the log's failure lines (each physical line's first cleaned sub-line that
-  // reports a failure, by first_failure_line's test) that no diagnosis has as evidence, in order, at most `limit`
+  // reports a failure, by first_failure_line's test) that no diagnosis (nor a multi-cause message's likely cause) has
+  // as evidence, in order, at most `limit`
   function unexplainedLines(eng, text, results, limit, base) {
     base = base || 0;                              // lines before this text (a piece of a big log)
     const t = troubleRx(eng);
     const explained = new Set();
     for (const r of results) {
-      if (r.level !== "diagnosis") continue;
+      if (r.level !== "diagnosis" && !r.message_page) continue;
       for (const ev of r.evidence || []) for (const l of ev.lines || []) explained.add(`${l.source || ""}\u0000${l.line}`);
     }
     const out = [];
