@@ -495,7 +495,8 @@ def test_paste_page_says_likely_for_the_second_stage(browser, real_site):
     order, without evidence lines they do not have."""
     text = (REPO / "errata" / "corpus" / "unseen" / "RMN-0039-backprop-2e8-layernorm-prose.log").read_text()
     active = list(entries.active(entries.load_all(REPO)[0]))
-    cli = ranking.match_text(pipeline.build_matcher(active), pipeline.knowledge(REPO, active), text)
+    know = pipeline.knowledge(REPO, active)
+    cli = ranking.match_text(pipeline.build_matcher(active, pages=know.pages), know, text)
     assert cli and {r["confidence"] for r in cli} == {"likely"}            # the fixture stays a second-stage case
     viewport(browser, 1400, 1000)
     open_paste(browser, real_site)

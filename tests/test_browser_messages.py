@@ -44,3 +44,39 @@ def test_paste_page_shows_the_cli_block_and_its_links_land(browser, msg_site, ms
     entry_link = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-message-causes > li > a")
     status, _ = follow(browser, entry_link)
     assert status == 200 and "/entries/RMN-0001/" in browser.current_url
+
+
+@pytest.fixture(scope="module")
+def two_cause_server(tmp_path_factory):
+    """The test page with a second, reported cause: the message alone no longer says which."""
+    from conftest import build, make_root
+    from test_messages import PAGE, write_page
+    root = make_root(tmp_path_factory.mktemp("twocause") / "root", with_docs=True)
+    write_page(root, dict(PAGE, other_causes=[{"says": "a second reported cause", "says_zh": "第二个原因",
+                                               "source": "https://github.com/ROCm/hip/issues/2"}]))
+    out = root.parent / "site"
+    r = build(root, out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    httpd, base = serve(out)
+    yield root, base
+    httpd.shutdown()
+
+
+def test_paste_page_shows_a_message_alone_as_likely_not_green(browser, two_cause_server):  # noqa: F811
+    """triage/multicause.py on the page: the CLI's level, its note on the card, no green card; the entry's own
+    evidence line makes it a diagnosis again (a green card)."""
+    from selenium.webdriver.common.by import By
+    root, base = two_cause_server
+    alone = LOG.replace("#include <cuda_runtime.h>\n", "")
+    cli = json.loads(errbook("triage", "--json", root=root, input=alone.encode()).stdout)["matches"][0]
+    assert (cli["id"], cli["level"]) == ("RMN-0001", "likely")
+    open_paste(browser, base)
+    paste_and_match(browser, alone)
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "success" not in card.get_attribute("class").split() and "eb-likely" in card.get_attribute("class")
+    assert cli["note"] in card.text and "other known problems print it too" in card.text
+    verdict = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-verdict").text
+    assert verdict.startswith("Likely RMN-0001") and "several known causes" in verdict
+    paste_and_match(browser, LOG)
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "success" in card.get_attribute("class").split()

@@ -30,8 +30,8 @@ def kb():
     loaded, errors = entries.load_all(REPO)
     assert not errors
     active = list(entries.active(loaded))
-    m = pipeline.build_matcher(active)
     know = pipeline.knowledge(REPO, active)
+    m = pipeline.build_matcher(active, pages=know.pages)      # the message pages' evidence, as the bundle's
     return active, m, know, bundle.build(REPO, active)
 
 

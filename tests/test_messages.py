@@ -208,6 +208,9 @@ def test_deciding_page_needs_a_diagnosis():
     res = [{"id": "RMN-0090", "level": "diagnosis", "evidence": [{"signature": "x", "lines": [line]}]}]
     assert msg.deciding_page(pages, res)[0]["id"] == "invalid-device-function"
     assert msg.deciding_page(pages, [dict(res[0], level="likely")]) is None
+    # a diagnosis demoted to likely because the message is its only line (triage/multicause.py) keeps its block
+    demoted = [dict(res[0], level="likely", message_page="invalid-device-function")]
+    assert msg.deciding_page(pages, demoted)[0]["id"] == "invalid-device-function"
     other = [{"id": "RMN-0001", "level": "diagnosis", "evidence": [{"signature": "y", "lines": [
         {"line": 1, "text": "fatal error: 'cuda_runtime.h' file not found"}]}]}] + res
     assert msg.deciding_page(pages, other) is None        # the deciding line is another entry's, not the message

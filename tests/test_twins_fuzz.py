@@ -136,7 +136,8 @@ def test_both_engines_agree_on_random_logs_and_machines():
     loaded, errors = entries.load_all(REPO)
     assert not errors
     active = list(entries.active(loaded))
-    m, know, b = pipeline.build_matcher(active), pipeline.knowledge(REPO, active), bundle.build(REPO, active)
+    know, b = pipeline.knowledge(REPO, active), bundle.build(REPO, active)
+    m = pipeline.build_matcher(active, pages=know.pages)
     rng = random.Random(SEED)
     examples, benign = _pools(active)
     fixtures = [json.loads(p.read_text(encoding="utf-8"))

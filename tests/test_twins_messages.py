@@ -21,8 +21,9 @@ CORPUS = REPO / "errata" / "corpus"
 def kb():
     loaded, _ = entries.load_all(REPO)
     active = list(entries.active(loaded))
-    m = pipeline.build_matcher(active, skipped=[])
-    return m, ranking.Knowledge(active, index=None, cal={}), msgscan.usable_pages(REPO), bundle.build(REPO, active)
+    know = ranking.Knowledge(active, index=None, cal={}, pages=pipeline.message_pages(REPO, active))
+    m = pipeline.build_matcher(active, skipped=[], pages=know.pages)
+    return m, know, msgscan.usable_pages(REPO), bundle.build(REPO, active)
 
 
 def text_of(row: dict) -> str:

@@ -13,8 +13,8 @@ class ExitCode(IntEnum):
 
 # What each subcommand's codes mean, as README and `--help` say them.
 BY_COMMAND: dict[str, dict[ExitCode, str]] = {
-    "triage": {ExitCode.OK: "a signature matched",
-               ExitCode.FINDINGS: "no signature matched (likely entries may still be listed)",
+    "triage": {ExitCode.OK: "a diagnosis: a line names a known problem",
+               ExitCode.FINDINGS: "no diagnosis (likely entries and observations may still be listed)",
                ExitCode.ERROR: "error"},
     "find": {ExitCode.OK: "the short list, or the next question, was printed",
              ExitCode.FINDINGS: "no entry fits the answers",

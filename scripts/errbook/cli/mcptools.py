@@ -28,6 +28,8 @@ VERDICTS = {
     "observation": "no message names a known problem; conditions that entries describe are present (worth knowing, "
                    "not an answer)",
     "likely": "no message names a known problem; by similarity to the entries' text these are likely, not certain",
+    "message": "the log's message has several known causes and no line of it says which: these are likely, not "
+               "certain (the message block ranks the causes)",
     None: "no entry matched",
 }
 
@@ -71,6 +73,8 @@ class Tools:
                                                         doctor_facts=doctor_facts)
         answers = [self._answer(rank, r) for rank, r in enumerate(results[:_top(top)], 1)]
         first = fbase.level_of(results[0]) if results else None
+        if results and results[0].get("message_page"):     # likely: a multi-cause message alone (triage/multicause)
+            first = "message"
         keep = ("lines", "environment", "first_failure_line")
         out = {"verdict": VERDICTS[first], "answers": answers,
                "stats": dict({k: stats[k] for k in keep if k in stats}, found=len(results))}

@@ -34,7 +34,8 @@ Speed: the signatures are compiled once for Hyperscan and kept in $ERRBOOK_CACHE
 $XDG_CACHE_HOME/errbook or ~/.cache/errbook); ERRBOOK_PREFILTER=re2 uses the RE2 path instead (same results).
 
 Answer levels: "diagnosis" (a message that names the problem), "observation" (a condition an entry describes,
-worth knowing, not an answer) and "likely" (the second stage).
+worth knowing, not an answer) and "likely" (the second stage; or a message that several known causes print, an
+errata/messages page, when no line of the log says which: the answer's "note" says so).
 
 From a terminal, standard input shows a prompt on stderr and ends at one Ctrl-D (Ctrl-Z Enter on Windows).
 
@@ -200,6 +201,9 @@ def _print_text(results: list[dict], top: list[dict], stats: dict, style: term.S
         else:
             print("  no line in it reports a failure: paste the part of the log around the error, or search the book "
                   "(errbook search \"words\")")
+    elif results[0].get("message_page"):
+        print("the log's message has several known causes and no line of it says which; "
+              "these are LIKELY (not certain):")
     elif results[0].get("level") == "likely":
         print("no message names a known problem; by similarity to the entries' text these are LIKELY (not certain):")
     elif results[0].get("level") == "observation":

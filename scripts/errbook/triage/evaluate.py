@@ -120,7 +120,8 @@ class Evaluator:
         self.active = list(entries_mod.active(loaded))
         self.ids = {e.id for e in self.active}
         self.klass = {e.id: e.klass for e in self.active}
-        self.m = pipeline.build_matcher(self.active, skipped=[])
+        self.pages = pipeline.message_pages(root, self.active)     # a message alone is likely (multicause.py)
+        self.m = pipeline.build_matcher(self.active, skipped=[], pages=self.pages)
         self.cited = cited_threads(loaded)
         self.labelled, self.benign = load_set(root)
         for c in self.benign:
@@ -149,7 +150,8 @@ class Evaluator:
         """The thresholds-independent part of triage for one log (cached: calibration re-decides only)."""
         if "_prep" not in c:
             text = c["path"].read_text(encoding="utf-8", errors="replace")
-            c["_prep"] = ranking.prepare_text(self.m, ranking.Knowledge(self.active, index=index, cal={}), text)
+            know = ranking.Knowledge(self.active, index=index, cal={}, pages=self.pages)
+            c["_prep"] = ranking.prepare_text(self.m, know, text)
         return c["_prep"]
 
     def group_of(self, c: dict) -> tuple[str, str]:

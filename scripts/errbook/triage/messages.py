@@ -3,7 +3,8 @@
 Pure: data in, data out. The CLI (cli/msgblock.py, through triage/msgscan.py for the reading) and the paste page
 (assets/engine.js, `messageBlock`) run the same rules:
 
-1. A page applies when the first result is a diagnosis, the page lists it as a cause or one of its evidence lines
+1. A page applies when the first result is a diagnosis (or an answer demoted to likely by triage/multicause.py:
+   the message alone does not say which cause), the page lists it as a cause or one of its evidence lines
    is the page's message, and some result's evidence line is the page's message (`deciding_page`): the line that
    decided the answer is a message several entries explain.
 2. Each cause's evidence is looked for: a log pattern is *found* when a line of the same log matches it, else
@@ -32,7 +33,8 @@ def _rx(pattern: str, ignore_case: bool):
     return re2.compile(("(?i)" if ignore_case else "") + pattern)
 
 
-def _is_message(page: dict, text: str) -> bool:
+def is_message(page: dict, text: str) -> bool:
+    """Whether a (cleaned) line is the page's message: one of its signatures matches it."""
     return any(_rx(s["pattern"], bool(s.get("ignore_case"))).search(text) for s in page["signatures"])
 
 
@@ -41,18 +43,24 @@ def _evidence_texts(r: dict):
         yield from ev["lines"]
 
 
+def answers_by_message(results: list[dict]) -> bool:
+    """Whether the first result may have a message block: a diagnosis, or a signature match demoted to likely
+    because its only line is a multi-cause message (triage/multicause.py)."""
+    return bool(results) and (results[0].get("level") == "diagnosis" or "message_page" in results[0])
+
+
 def deciding_page(pages: list[dict], results: list[dict]) -> tuple[dict, dict] | None:
     """(the page, the message's line as the results show it) when the answer is a multi-cause message, else None."""
-    if not results or results[0].get("level") != "diagnosis":
+    if not answers_by_message(results):
         return None
     top = results[0]
     for page in pages:
         causes = {c["entry"] for c in page["causes"]}
-        top_is_message = any(_is_message(page, ln["text"]) for ln in _evidence_texts(top))
+        top_is_message = any(is_message(page, ln["text"]) for ln in _evidence_texts(top))
         if top["id"] not in causes and not top_is_message:
             continue
         for r in results:
-            line = next((ln for ln in _evidence_texts(r) if _is_message(page, ln["text"])), None)
+            line = next((ln for ln in _evidence_texts(r) if is_message(page, ln["text"])), None)
             if line is not None:
                 return page, line
     return None

@@ -41,8 +41,8 @@ def _message_of(pages: list[dict], text: str) -> dict | None:
 def rows(root: Path) -> list[dict]:
     loaded, _ = entries_mod.load_all(root)
     active = [e for e in entries_mod.active(loaded) if not drafts.is_draft(e.data)]
-    m = pipeline.build_matcher(active, skipped=[])
-    know = ranking.Knowledge(active, index=None, cal={})
+    know = ranking.Knowledge(active, index=None, cal={}, pages=pipeline.message_pages(root, active))
+    m = pipeline.build_matcher(active, skipped=[], pages=know.pages)
     cited = evaluate.cited_threads(loaded)
     pages = msgscan.usable_pages(root)
     labelled, _ = evaluate.load_set(root)

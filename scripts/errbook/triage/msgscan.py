@@ -81,7 +81,7 @@ def find_evidence_text(page: dict, text: str, source: str = "") -> dict[str, lis
 
 def explain(root: Path, results: list[dict], files: list[str], values: dict | None) -> dict | None:
     """The message block for these results (triage/messages.py), or None when no multi-cause message decided."""
-    if not results or results[0].get("level") != "diagnosis":
+    if not msg.answers_by_message(results):
         return None                             # no diagnosis, no deciding line: nothing to read
     # the pages alone first (a few small files): the entries are read again only when a page decided
     pages = [p.data for p in messages.readable_pages(root)]

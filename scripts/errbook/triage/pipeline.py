@@ -9,23 +9,34 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from errbook.kb import drafts, usable
 from errbook.kb import entries as entries_mod
-from errbook.triage import corpus, environment, linescan, parallel, ranking, retrieval, textenc
+from errbook.kb import messages as kb_messages
+from errbook.triage import corpus, environment, linescan, multicause, parallel, ranking, retrieval, textenc
 from errbook.triage import matcher as matcher_mod
 
 EXTRAS = [retrieval.SAMPLE_EXTRA, *environment.EXTRAS]
 
 
-def build_matcher(active, skipped: list | None = None) -> matcher_mod.Matcher:
-    return matcher_mod.Matcher.from_entries(active, skipped=skipped, extras=EXTRAS)
+def message_pages(root: Path, active) -> list[dict]:
+    """The message pages triage uses: readable, every cause one of these entries (kb/messages.usable_pages)."""
+    return [p.data for p in kb_messages.usable_pages(root, {e.id for e in active if not e.withdrawn})]
 
 
-def knowledge(root: Path, active) -> ranking.Knowledge:
-    return ranking.Knowledge(active, index=lambda: corpus.shipped_index(root, active))
+def build_matcher(active, skipped: list | None = None, pages: Sequence[dict] = ()) -> matcher_mod.Matcher:
+    """The entries' signatures, the notes ranking reads, and the evidence of these message pages (multicause.py:
+    give the pages the Knowledge has, or a message alone stays a diagnosis)."""
+    return matcher_mod.Matcher.from_entries(active, skipped=skipped, extras=EXTRAS + multicause.extras(pages))
+
+
+def knowledge(root: Path, active, pages: list[dict] | None = None) -> ranking.Knowledge:
+    """pages: message_pages(root, active) when not given."""
+    return ranking.Knowledge(active, index=lambda: corpus.shipped_index(root, active),
+                             pages=message_pages(root, active) if pages is None else pages)
 
 
 def scan_file(m, path: str, scan, source: str = "", workers: int | None = None, info: dict | None = None):
@@ -83,7 +94,8 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
         values = facts_mod.values_of(doctor_facts)
         machine_facts = dict(checks.to_log_facts(values), **(machine_facts or {}))
         bonus = checks.machine_bonus(active, values, skipped)
-    m = build_matcher(active, skipped)
+    know = knowledge(root, active)
+    m = build_matcher(active, skipped, know.pages)
     errors = list(errors) + skipped
     scan = m.new_scan()
     stats: dict[str, Any] = {"lines": 0, "bytes": 0, "files": 0}
@@ -101,7 +113,7 @@ def triage_files(root: Path, files: list[str], stdin=None, machine_facts: dict |
         stats["lines"] += lines
         stats["bytes"] += nbytes
         stats["files"] += 1
-    results = ranking.rank(scan, knowledge(root, active), machine_facts=machine_facts, machine_bonus=bonus)
+    results = ranking.rank(scan, know, machine_facts=machine_facts, machine_bonus=bonus)
     facts = environment.from_notes(scan.notes)
     if facts:
         stats["environment"] = facts

@@ -6,16 +6,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from errbook.triage import corpus, environment, matcher, retrieval
+from errbook.triage import corpus, environment, matcher, multicause, retrieval
 
 
 class Knowledge:
     """What ranking needs besides the scan: each entry's trigger profile, the second-stage index (built on
-    first use, or given) and the calibrated thresholds."""
+    first use, or given), the calibrated thresholds and the message pages (errata/messages/: a diagnosis whose only
+    line is a multi-cause message is likely, triage/multicause.py; the matcher must be built with their notes,
+    pipeline.build_matcher(..., pages=))."""
 
     def __init__(self, entries, index: retrieval.Index | Callable[[], retrieval.Index] | None = None,
-                 cal: dict | None = None):
+                 cal: dict | None = None, pages: list[dict] | None = None):
         self.profiles = {e.id: environment.profile(e) for e in entries if not e.withdrawn}
+        self.pages = list(pages or [])
+        self.observing = {e.id: {s["id"] for s in e.get("signatures") or [] if s.get("level") == "observation"}
+                          for e in entries if not e.withdrawn}
         self.related = retrieval.related_map(entries)
         self._index = index
         self.cal = cal or corpus.calibration()
@@ -55,8 +60,10 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
             if delta or why:
                 r["score"] += delta
                 r["environment"] = why
-        results.sort(key=lambda r: (r["standing"], -r["score"], r["id"]))
-        if any(r["standing"] == 0 for r in results):       # a diagnosis: the answer
+        # a diagnosis whose only line is a message several causes print is likely (multicause.py): diagnoses first
+        pages = [p for p in know.pages if multicause.carried(p, scan.m.note_caps)]
+        multicause.demote(results, pages, scan.notes, know.observing)
+        if any(r["standing"] == 0 for r in results):       # a diagnosis (or a message's likely cause): the answer
             return Prepared(results, None, facts, bonus)
     # No diagnosis (observations are worth knowing, not an answer): the second stage may still answer.
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
@@ -100,7 +107,8 @@ def answered(results: list[dict]) -> bool:
 def rank(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = None,
          machine_bonus: dict | None = None) -> list[dict]:
     """Ranked results; each carries "confidence": "match" (a signature matched) or "likely" (second stage), and
-    "level": "diagnosis", "observation" (matcher.py) or "likely"."""
+    "level": "diagnosis", "observation" (matcher.py) or "likely" (the second stage, or a signature match whose only
+    line is a multi-cause message: multicause.py)."""
     return decide(prepare(scan, know, machine_facts, machine_bonus), know)
 
 

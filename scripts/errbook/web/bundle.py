@@ -12,9 +12,8 @@ import copy
 from pathlib import Path
 
 from errbook.kb import facets as facets_mod
-from errbook.kb import messages as kb_messages
 from errbook.machine import checks, facts
-from errbook.triage import corpus, environment, finder, normalize, pipeline, retrieval
+from errbook.triage import corpus, environment, finder, multicause, normalize, pipeline, retrieval
 from errbook.triage import messages as message_rules
 
 # Where each ported module's JS_SPEC goes: a key path in the bundle (() merges it into the top level).
@@ -25,6 +24,7 @@ SPECS = (
     ((), checks),                      # the machine checks' bonus
     (("facts_format",), facts),        # the facts file's format and limits
     (("message_rules",), message_rules),   # one message, several causes: lines kept per evidence
+    (("multicause",), multicause),     # ... and the level of an answer that only such a message names
     (("finder",), finder),             # the guided finder's limits (assets/finder.js)
 )
 # Places whose JS_SPEC a page script other than engine.js ports (tests/test_twins_finder.py traces what it reads).
@@ -39,7 +39,8 @@ DATA_KEYS = {
 
 
 def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | None = None) -> dict:
-    m = pipeline.build_matcher(active)
+    pages = pipeline.message_pages(root, active)
+    m = pipeline.build_matcher(active, pages=pages)     # with the pages' evidence notes (triage/multicause.py)
     idx = index if index is not None else corpus.shipped_index(root, active)
     out = {
         "normalize": {},
@@ -54,8 +55,9 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
         # The facts file format and its limits, so the page accepts exactly the files `errbook doctor --facts` does.
         "facts_format": {},
         # Message pages whose causes are all among these entries (errata/messages/, triage/messages.py).
-        "messages": [p.data for p in kb_messages.usable_pages(root, {e.id for e in active if not e.withdrawn})],
+        "messages": pages,
         "message_rules": {},
+        "multicause": {},
         # The guided finder's questions and the entries' facets (errata/facets.yaml; none without it).
         "finder": _finder_data(root, active),
     }

@@ -195,6 +195,7 @@
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
       profiles: bundle.profiles || {}, checks: bundle.checks || {}, checkBonus: bundle.check_bonus || 0,
       messages: compileMessages(bundle.messages || []), maxLines: (bundle.message_rules || {}).max_lines || 1,
+      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures),
       facts: {
         gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
         torch: lf.torch ? new RegExp(lf.torch, "i") : null, env: lf.env ? new RegExp(lf.env, "g") : null,
@@ -647,13 +648,14 @@
   }
 
   // cli/formats/loglines.py unexplained(): the log's failure lines (each physical line's first cleaned sub-line that
-  // reports a failure, by first_failure_line's test) that no diagnosis has as evidence, in order, at most `limit`
+  // reports a failure, by first_failure_line's test) that no diagnosis (nor a multi-cause message's likely cause) has
+  // as evidence, in order, at most `limit`
   function unexplainedLines(eng, text, results, limit, base) {
     base = base || 0;                              // lines before this text (a piece of a big log)
     const t = troubleRx(eng);
     const explained = new Set();
     for (const r of results) {
-      if (r.level !== "diagnosis") continue;
+      if (r.level !== "diagnosis" && !r.message_page) continue;
       for (const ev of r.evidence || []) for (const l of ev.lines || []) explained.add(`${l.source || ""}\u0000${l.line}`);
     }
     const out = [];
@@ -697,8 +699,9 @@
         if (bonus[r.id]) { delta += bonus[r.id][0]; why = why.concat(bonus[r.id][1]); }
         if (delta || why.length) { r.score += delta; r.environment = why; }
       }
-      res.sort((a, b) => (a.standing - b.standing) || (b.score - a.score) || cmpStr(a.id, b.id));
-      if (res.some((r) => r.standing === 0)) return res;          // a diagnosis: the answer
+      // a diagnosis whose only line is a message several causes print is likely (demote): diagnoses first
+      demote(eng, res, scan.notes);
+      if (res.some((r) => r.standing === 0)) return res;          // a diagnosis (or a message's likely cause): the answer
     }
     // no diagnosis (observations are worth knowing, not an answer): the second stage may still answer
     const lines = scan.notes[eng.retrieval.sample_name] || [];
@@ -739,7 +742,8 @@
 
   /** triage/messages.deciding_page: [compiled page, the message's line] or null. */
   function decidingPage(eng, results) {
-    if (!results.length || results[0].level !== "diagnosis") return null;
+    // a diagnosis, or an answer demoted to likely because its only line is the message (messages.answers_by_message)
+    if (!results.length || !(results[0].level === "diagnosis" || "message_page" in results[0])) return null;
     const top = results[0];
     for (const m of eng.messages) {
       const isMessage = (ln) => m.sigs.some((re) => re.test(ln.text));
@@ -750,6 +754,50 @@
       }
     }
     return null;
+  }
+
+  // ---- the level of an answer that only a multi-cause message names (triage/multicause.py) ---------------------
+  function multicauseSpec(bundle) {
+    const spec = bundle.multicause || {};
+    return { prefix: spec.note_prefix, why: spec.why };
+  }
+
+  /** entry id -> the ids of its observation signatures (ranking.Knowledge.observing) */
+  function observing(sigs) {
+    const out = new Map();
+    for (const s of sigs) if (s.observation) (out.get(s.entry) || out.set(s.entry, new Set()).get(s.entry)).add(s.id);
+    return out;
+  }
+
+  function noteName(eng, pageId, evId) { return `${eng.multicause.prefix}${pageId}/${evId}`; }
+  function pageCauses(page) { return page.causes.length + (page.other_causes || []).length; }
+  function logEvidence(page, entry) {
+    return [].concat(...page.causes.filter((c) => entry === null || c.entry === entry)
+      .map((c) => c.evidence.filter((ev) => "pattern" in ev)));
+  }
+  /** multicause.carried: the scan's matcher looks for every log evidence of the page */
+  function carried(eng, m) { return logEvidence(m.page, null).every((ev) => noteName(eng, m.page.id, ev.id) in eng.noteCaps); }
+
+  /** multicause.demote: a diagnosis whose every diagnosing line is the message of a page with several causes, and
+   * none of whose evidence on that page is in the log, becomes likely; diagnoses first. */
+  function demote(eng, res, notes) {
+    const pages = eng.messages.filter((m) => carried(eng, m));
+    for (const r of res) {
+      if (r.level !== "diagnosis") continue;
+      const obs = eng.observing.get(r.id) || new Set();
+      let lines = [].concat(...(r.evidence || []).filter((ev) => !obs.has(ev.signature)).map((ev) => ev.lines));
+      if (!lines.length) lines = evidenceLines(r);
+      if (!lines.length) continue;
+      const m = pages.find((p) => pageCauses(p.page) > 1 && lines.every((ln) => p.sigs.some((re) => re.test(ln.text))));
+      if (!m || logEvidence(m.page, r.id).some((ev) => (notes[noteName(eng, m.page.id, ev.id)] || []).length)) continue;
+      const n = pageCauses(m.page);
+      r.level = "likely";
+      r.note = eng.multicause.why.replace("{n}", () => String(n)).replace("{title}", () => m.page.title);
+      r.message_page = m.page.id;
+    }
+    res.sort((a, b) => (a.standing - b.standing) || ((a.level !== "diagnosis") - (b.level !== "diagnosis"))
+      || (b.score - a.score) || cmpStr(a.id, b.id));
+    return res;
   }
 
   /** triage/msgscan.find_evidence_text: evidence id -> its first lines in the text ({line, text[, source]}). */

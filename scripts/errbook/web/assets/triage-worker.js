@@ -258,7 +258,10 @@ function merged(lists) {
     if (r.confidence !== "match") continue;
     const a = acc.get(r.id);
     if (!a) { acc.set(r.id, Object.assign({}, r, { signatures: new Set(r.signatures), evidence: r.evidence.slice() })); continue; }
-    if (r.level === "diagnosis" && a.level !== "diagnosis") Object.assign(a, { level: r.level, standing: r.standing, note: r.note });
+    if (r.level === "diagnosis" && a.level !== "diagnosis") {     // (a message's likely cause whose evidence one part saw)
+      Object.assign(a, { level: r.level, standing: r.standing, note: r.note });
+      delete a.message_page;
+    }
     a.score = Math.max(a.score, r.score);
     r.signatures.forEach((x) => a.signatures.add(x));
     const seen = new Set(a.evidence.map((ev) => JSON.stringify(ev.lines)));
@@ -266,7 +269,8 @@ function merged(lists) {
     if (r.environment) a.environment = Array.from(new Set((a.environment || []).concat(r.environment)));
   }
   return Array.from(acc.values()).map((a) => Object.assign(a, { signatures: Array.from(a.signatures).sort() }))
-    .sort((x, y) => (x.standing - y.standing) || (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    .sort((x, y) => (x.standing - y.standing) || ((x.level !== "diagnosis") - (y.level !== "diagnosis"))
+      || (y.score - x.score) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 }
 
 self.postMessage({ ready: true });
