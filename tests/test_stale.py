@@ -154,6 +154,9 @@ STILL_DUE = {
     # RMN-0410's llvm range at 15.0.6: the newest LLVM its runbook could compile with here (the message family's
     # wording was read in llvm-project issues up to 2025)
     "RMN-0410",
+    # RMN-0405..0408: TheRock/ROCm ranges checked at 7.14 and PyTorch at 2.13.0, the newest releases whose notes,
+    # sources or threads were readable for these TheRock, amd-smi and Windows hipcc behaviours
+    "RMN-0405", "RMN-0406", "RMN-0407", "RMN-0408",
 }
 
 
