@@ -220,8 +220,10 @@ def test_entry_page_shows_verification_and_corrections(built):
     _, out, _ = built
     html = page(out, "entries/RMN-0001")
     t = text_of(html)
-    assert re.search(r'<small class="eb-badge eb-passed" data-search-exclude>toolchain: passed \(no GPU\)</small>',
-                     html)
+    assert re.search(r'<small class="eb-badge eb-passed eb-en" data-search-exclude>toolchain: passed \(no GPU\)'
+                     r'</small>', html)
+    assert re.search(r'<small class="eb-badge eb-passed eb-zh" lang="zh-Hans" data-search-exclude>'
+                     r'工具链：通过（无 GPU）</small>', html)               # the same badge for 中文 (web/uitext.py)
     assert "<svg" not in re.search(r'<small class="eb-badge.*?</small>', html).group(0)       # glyph from CSS
     rows = [squash(text_of(r)) for r in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
     # each tier names where it ran: the toolchain tier its compilers, on a machine without a GPU

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 
 from errbook.machine import checks
-from errbook.web import addresses, fixbox
+from errbook.web import addresses, fixbox, uitext
 from errbook.web.escape import (
     RawBlocks,
     attr,
@@ -128,13 +128,19 @@ def _names(d: dict) -> list[str]:
     # slugs (tensile-library-dat) are ours, not a message
     names = [a for a in public_aliases(d) if identifier_like(a)]
     texts = error_texts(d)
-    meta = [f"**{d['id']}**", f"[{CLASSES[d['class']][0]}](../{addresses.class_src(d['class'])})"]
+    en, zh = uitext.NAMES["en"], uitext.NAMES["zh"]
+
+    def words(key: str) -> str:     # the page's own words, in both languages (assets/lang.js shows one)
+        return fixbox.pair(en[key], zh[key], search=False)
+    cls = CLASSES[d["class"]]
+    meta = [f"**{d['id']}**", f"[{fixbox.pair(cls[0], cls[1], search=False)}](../{addresses.class_src(d['class'])})"]
     if d.get("cosmetic"):
-        meta.append("harmless message (cosmetic)")
-    meta.append('<small data-search-exclude>tags: ' + ", ".join(inline(x) for x in d.get("tags", [])) + "</small>")
+        meta.append(words("cosmetic"))
+    meta.append('<small data-search-exclude>' + words("tags") + ", ".join(inline(x) for x in d.get("tags", []))
+                + "</small>")
     md = [" · ".join(meta) + "\n"]
     if names or texts:
-        md.append("Error text: " + " · ".join(code_span(x) for x in dict.fromkeys([*names, *texts])) + "\n")
+        md.append(words("error_text") + " · ".join(code_span(x) for x in dict.fromkeys([*names, *texts])) + "\n")
     return md
 
 

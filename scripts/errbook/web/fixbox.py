@@ -14,12 +14,12 @@ from __future__ import annotations
 import html
 
 from errbook.kb import fixsteps
-from errbook.web import addresses
+from errbook.web import addresses, uitext
 from errbook.web.escape import RawBlocks, fence, indent, inline, inline_html, pre
 from errbook.web.phrases import applies_line, first_sentences, fix_code
 from errbook.web.status import status_badges
 
-ZH = "zh-Hans"                            # the lang of every Chinese block on the site's pages
+ZH = uitext.HTML_LANG["zh"]               # the lang of every Chinese block on the site's pages
 BOX_ANCHOR = addresses.FIX_ANCHOR         # "fix": the box
 STEPS_ANCHOR = "fix-steps"                # the full list of steps
 EXPECT = ("Expected if this is the problem:", "若是此问题，会看到：")
@@ -55,7 +55,8 @@ def permalink(name: str, words: str) -> str:
 
 def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
     """The first check (with its expected output) and the first fix step, with its code, where it applies and
-    the verification badges: the page's first screen."""
+    the verification badges: the page's first screen. The box's own words (labels, the Applies-to line, the
+    badges) are written in English and Chinese (uitext.py); the entry's text is, where it has a Chinese version."""
     confirm, fixes = fixsteps.split(d["fix"])
     parts = []
     if confirm:
@@ -63,8 +64,9 @@ def fix_box(d: dict, e, records_by_platform: dict, raw: RawBlocks) -> str:
     n = len(d["fix"])
     more = pair(f"All {n} steps", f"全部 {n} 步", search=False) if n > 1 else pair("Details", "详情", search=False)
     meta = (f'<div class="eb-fix-meta" data-search-exclude markdown>\n\n[{more} :material-arrow-down:]'
-            f"(#{STEPS_ANCHOR}){{ .md-button .eb-fix-more }} {applies_line(d)}\n\n</div>\n\n"
-            + status_badges(e, records_by_platform, short=True))
+            f"(#{STEPS_ANCHOR}){{ .md-button .eb-fix-more }} "
+            f"{pair(applies_line(d), applies_line(d, 'zh'), search=False)}\n\n</div>\n\n"
+            + " ".join(status_badges(e, records_by_platform, short=True, lang=x) for x in uitext.LANGS))
     parts.append(_box_part("fix", fixes[0], len(fixes), raw, meta))
     return f'<div class="eb-fixbox" id="{BOX_ANCHOR}" markdown>\n\n' + "\n\n".join(parts) + "\n\n</div>\n"
 

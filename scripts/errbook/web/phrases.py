@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from errbook.kb import fixsteps, regexsubset
+from errbook.web import uitext
 from errbook.web.escape import inline
 
 CLASSES = {
@@ -140,23 +141,22 @@ COMPONENTS = {"rocm": "ROCm", "hip": "HIP", "pytorch": "PyTorch", "rocblas": "ro
               "rccl": "RCCL", "miopen": "MIOpen", "flash-attention": "FlashAttention", "vllm": "vLLM",
               "triton": "Triton", "llvm": "LLVM", "tensorflow-rocm": "TensorFlow (ROCm)", "llama.cpp": "llama.cpp",
               "hipcc": "hipcc", "amdgpu": "amdgpu driver", "jax": "JAX", "onnxruntime": "ONNX Runtime"}
-_OPS = {">=": "from {}", ">": "after {}", "<": "before {}", "<=": "up to {}", "==": "{}", "=": "{}",
-        "!=": "not {}", "~=": "compatible with {}"}
 
 
-def version_words(rng: str) -> str:
-    """'>=6.0, <6.2' -> 'from 6.0, before 6.2'; 'any' -> 'any version'."""
+def version_words(rng: str, lang: str = "en") -> str:
+    """'>=6.0, <6.2' -> 'from 6.0, before 6.2' ('6.0 起，6.2 之前' in zh); 'any' -> 'any version'."""
+    ops, w = uitext.VERSION_OPS[uitext.check(lang)], uitext.APPLIES[lang]
     rng = str(rng).strip()
     if rng in ("", "any"):
-        return "any version"
+        return w["any_version"]
     parts = [p.strip() for p in rng.split(",") if p.strip()]
-    ops = [re.match(r"(>=|<=|==|!=|~=|>|<|=)\s*(.+)", p) for p in parts]
-    if all(ops):
-        pairs = [(m.group(1), m.group(2)) for m in ops if m]
+    found = [re.match(r"(>=|<=|==|!=|~=|>|<|=)\s*(.+)", p) for p in parts]
+    if all(found):
+        pairs = [(m.group(1), m.group(2)) for m in found if m]
         d = dict(pairs)
         if len(pairs) == 2 and ">=" in d and "<=" in d:
-            return f"{d['>=']}–{d['<=']}"
-        return ", ".join(_OPS[o].format(v) for o, v in pairs)
+            return w["bounds"].format(d[">="], d["<="])
+        return w["ops_sep"].join(ops[o].format(v) for o, v in pairs)
     return rng
 
 
@@ -164,38 +164,41 @@ def component_name(c: str) -> str:
     return COMPONENTS.get(c, c)
 
 
-def applies_phrases(d: dict) -> list[str]:
+def applies_phrases(d: dict, lang: str = "en") -> list[str]:
     """Plain-words version ranges ('ROCm from 6.0, before 6.2 (changed in 6.2)'); from `applies_to` when the
     entry has it, else from its triggers. fixed_in is the release whose change ends the range: a fix, or a
     change of route (RMN-0161), so the page says 'changed', and the evidence says which."""
+    w = uitext.APPLIES[uitext.check(lang)]
     out = []
     for a in d.get("applies_to") or []:
-        s = f"{component_name(a['component'])} {version_words(a['versions'])}"
+        s = f"{component_name(a['component'])} {version_words(a['versions'], lang)}"
         if a.get("fixed_in"):
-            s += f" (changed in {a['fixed_in']})"
+            s += w["changed"].format(a["fixed_in"])
         out.append(s)
     if out:
         return out
     t = d.get("triggers") or {}
     rv = [v for v in t.get("rocm_versions", []) if v]
     if rv:
-        out.append("ROCm " + "; ".join(version_words(v) for v in rv))
+        out.append("ROCm " + w["list_sep"].join(version_words(v, lang) for v in rv))
     archs = [a for a in t.get("gpu_archs", []) if a != "any"]
     if archs:
-        out.append("GPU " + ", ".join(archs))
+        out.append(w["gpu"].format(w["archs_sep"].join(archs)))
     return out
 
 
-def applies_line(d: dict) -> str:
+def applies_line(d: dict, lang: str = "en") -> str:
+    """The fix box's line: where the entry applies, and when it was last reviewed (or changed)."""
+    w = uitext.APPLIES[uitext.check(lang)]
     parts = []
-    ph = applies_phrases(d)
+    ph = applies_phrases(d, lang)
     if ph:
-        parts.append("Applies to " + inline("; ".join(ph)))
+        parts.append(w["applies"].format(inline(w["list_sep"].join(ph))))
     if d.get("reviewed"):
-        parts.append(f"reviewed {inline(d['reviewed'])}")
+        parts.append(w["reviewed"].format(inline(d["reviewed"])))
     else:
-        parts.append(f"updated {inline(str(d['modified'])[:10])}")
-    return " · ".join(parts)
+        parts.append(w["updated"].format(inline(str(d["modified"])[:10])))
+    return w["sep"].join(parts)
 
 
 def entry_rocm_ranges(d: dict) -> list[tuple[str, str | None]]:

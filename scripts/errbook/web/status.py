@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from errbook.machine import fingerprint
+from errbook.web import uitext
 from errbook.web.escape import inline, url
 
 TIER_ORDER = ("static", "toolchain", "gpu", "rocm")
@@ -19,13 +20,17 @@ def outcome_class(outcome) -> str:
     return outcome if outcome in OUTCOMES else "none"
 
 
-def badge(outcome, label: str, target: str = "") -> str:
+def badge(outcome, label: str, target: str = "", lang: str = "") -> str:
     """A status badge: colour from a fixed set of classes, the words always in the label (never colour alone);
-    with a target (a docs-relative .md path) it is a Markdown link, which MkDocs checks and resolves."""
+    with a target (a docs-relative .md path) it is a Markdown link, which MkDocs checks and resolves. lang marks
+    one language's copy of a badge written in both (eb-en / eb-zh, for assets/lang.js); "" for a badge in
+    English only."""
     cls = outcome_class(outcome)
+    which = f" eb-{uitext.check(lang)}" if lang else ""
+    tag = f' lang="{uitext.HTML_LANG[lang]}"' if lang and lang != "en" else ""
     # data-search-exclude: status words (passed, CPU, GPU) on every page would only add noise to search.
     # <small>, not <span>: Material's indexer ends an exclusion at the first closing tag of the same name.
-    out = f'<small class="eb-badge eb-{cls}" data-search-exclude>{inline(label)}</small>'
+    out = f'<small class="eb-badge eb-{cls}{which}"{tag} data-search-exclude>{inline(label)}</small>'
     return f"[{out}]({url(target)})" if target else out
 
 
@@ -35,7 +40,7 @@ def tier_platform(tier: str, fp: dict, label: str, short: bool = False) -> str:
     if plat == "cpu" and tier == "toolchain":
         m = re.search(r"HIP (\d+\.\d+)", str(fp.get("hipcc") or ""))
         tools = ([f"hipcc {m.group(1)}"] if m else []) + ([f"Triton {fp['triton']}"] if fp.get("triton") else [])
-        return "no GPU" if short else ", ".join(tools + ["no GPU"])
+        return uitext.NO_GPU["en"] if short else ", ".join(tools + [uitext.NO_GPU["en"]])
     if short:
         return {"cuda": "CUDA", "rocm": "ROCm"}.get(plat, "CPU")
     return label
@@ -64,9 +69,11 @@ def tier_status(e, records_by_platform: dict, notebooks: frozenset = frozenset()
     return out
 
 
-def tier_summary(e, records_by_platform: dict, short: bool = False) -> list[tuple[str, str, str]]:
+def tier_summary(e, records_by_platform: dict, short: bool = False, lang: str = "en") -> list[tuple[str, str, str]]:
     """(tier, outcome class, words) per declared tier, from records at the current digest only: passed
-    somewhere beats failed beats not verified; a pass of an earlier version says so, with its date."""
+    somewhere beats failed beats not verified; a pass of an earlier version says so, with its date. lang picks
+    the words' language (uitext.VERDICTS); the tier and class stay the same in every language."""
+    words, tiers, outcomes = (uitext.VERDICTS[uitext.check(lang)], uitext.TIERS[lang], uitext.OUTCOMES[lang])
     out = []
     for ts in tier_status(e, records_by_platform):
         t, rows = ts["tier"], ts["rows"]
@@ -74,25 +81,35 @@ def tier_summary(e, records_by_platform: dict, short: bool = False) -> list[tupl
         passed = sorted({r["where_short" if short else "where"] for r in cur if r["outcome"] == "passed"})
         bad = [r for r in cur if r["outcome"] in BAD]
         earlier = sorted(r["date"] for r in rows if not r["current"] and r["outcome"] == "passed")
+        fill = {"tier": tiers.get(t, t)}
         if passed:
-            out.append((t, "passed", f"{t}: passed ({', '.join(passed)})"))
+            key, cls = "passed", "passed"
+            fill["where"] = uitext.PLACES_SEP[lang].join(_place(w, lang) for w in passed)
         elif bad:
-            where = "" if short else f" on {bad[0]['where']}"
-            out.append((t, bad[0]["outcome"], f"{t}: {bad[0]['outcome']}{where}"))
+            key, cls = "bad", bad[0]["outcome"]
+            fill.update(outcome=outcomes.get(cls, cls), where=_place(bad[0]["where"], lang))
         elif earlier:
-            out.append((t, "none", f"{t}: earlier version" if short else f"{t}: verified an earlier version "
-                                                                         f"({earlier[-1]})"))
+            key, cls = "earlier", "none"
+            fill["date"] = earlier[-1]
         elif cur:
-            out.append((t, "skipped", f"{t}: not verified" + ("" if short else " (skipped)")))
-        elif rows:
-            out.append((t, "none", f"{t}: not run on this version" if not short else f"{t}: not run"))
+            key, cls = "skipped", "skipped"
         else:
-            out.append((t, "none", f"{t}: not run yet"))
+            key, cls = ("not_this" if rows else "never"), "none"
+        template = words.get(key + "_short", words[key]) if short else words[key]    # short: the badges' words
+        out.append((t, cls, template.format(**fill)))
     return out
 
 
-def status_badges(e, records_by_platform: dict, short: bool = False) -> str:
-    return " ".join(badge(cls, words) for _, cls, words in tier_summary(e, records_by_platform, short))
+def _place(where: str, lang: str) -> str:
+    """Where a tier ran, in lang: platform names stay, the words "no GPU" are translated."""
+    en = uitext.NO_GPU["en"]
+    return where[: -len(en)] + uitext.NO_GPU[lang] if where.endswith(en) else where
+
+
+def status_badges(e, records_by_platform: dict, short: bool = False, lang: str = "") -> str:
+    """The badges in English ("", unmarked), or one marked language's copy ("en", "zh") of badges written in both."""
+    return " ".join(badge(cls, words, lang=lang)
+                    for _, cls, words in tier_summary(e, records_by_platform, short, lang or "en"))
 
 
 def verification_state(e, records_by_platform: dict) -> str:

@@ -2,7 +2,10 @@
  * the English/中文 content tabs (content.tabs.link stores the labels last chosen, newest first, in localStorage
  * under "__tabs"), so the tabs, the first screen (title, cause, fix box) and the list of steps agree on every page
  * and after a reload. The page marks Chinese blocks eb-zh (lang="zh-Hans") and their English counterparts eb-en;
- * errbook.css shows one of them from <html data-eb-lang>. Without script the page stays English. */
+ * errbook.css shows one of them from <html data-eb-lang>. Without script the page stays English.
+ * Other scripts read and set the same choice through window.ErrbookLang (the paste page, paste.js): chosen() is the
+ * stored choice ("" when the reader never chose), choose(lang) stores and shows one, and every change is announced
+ * as an "eb-lang" event on the document (detail: the language), so a page that draws its own words redraws them. */
 (function () {
   "use strict";
   const LABEL = { en: "English", zh: "中文" };
@@ -15,11 +18,13 @@
       if (t === LABEL.zh) return "zh";
       if (t === LABEL.en) return "en";
     }
-    return "en";
+    return "";
   }
 
   function show(lang) {
+    const changed = root.dataset.ebLang !== lang;
     root.dataset.ebLang = lang;
+    if (changed) document.dispatchEvent(new CustomEvent("eb-lang", { detail: lang }));
     for (const b of document.querySelectorAll(".eb-langswitch button[data-eb-lang]")) {
       b.setAttribute("aria-pressed", String(b.dataset.ebLang === lang));
     }
@@ -41,6 +46,7 @@
   }
 
   function choose(lang) {
+    if (!LABEL[lang]) return;
     const label = tabLabel(lang);
     const input = label && document.getElementById(label.htmlFor);
     if (input && !input.checked) label.click();
@@ -48,7 +54,8 @@
     show(lang);
   }
 
-  show(stored());
+  window.ErrbookLang = { chosen: stored, choose: choose };
+  show(stored() || "en");
   for (const box of document.querySelectorAll(".eb-langswitch")) {
     box.hidden = false;
     box.addEventListener("click", (ev) => {

@@ -69,6 +69,7 @@
       fNone: "No entry fits these answers. Start over and answer “Don't know” where you are not sure.",
       fInferred: (facet, value, why) => `${facet} = ${value} (${why})`,
       fConfirm: "Confirm: ", fFirst: "First step: ", fExpect: "Expect: ", fRestart: "Start over",
+      score: (s) => ` (score ${s})`,
     },
     zh: {
       found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
@@ -123,9 +124,13 @@
       fNone: "没有条目符合这些回答。请重新开始，不确定时选“不知道”。",
       fInferred: (facet, value, why) => `${facet} = ${value}（${why}）`,
       fConfirm: "确认：", fFirst: "第一步：", fExpect: "预期输出：", fRestart: "重新开始",
+      score: (s) => `（得分 ${s}）`,
     },
   };
+  // The reader's language: the site's one stored choice (lang.js, read once the page has loaded, in init), else
+  // the browser's language until the reader picks one here or on an entry page.
   let lang = /^zh/i.test((root.navigator && root.navigator.language) || "") ? "zh" : "en";
+  let shown = null;                  // the state on screen, drawn again when the reader changes the language
   const t = (k, ...a) => { const v = TEXT[lang][k]; return typeof v === "function" ? v(...a) : v; };
 
   function el(tag, text, cls) {
@@ -208,7 +213,7 @@
     box.appendChild(title);
     const conf = el("p", null, "eb-confidence");
     conf.appendChild(el("strong", words));
-    conf.appendChild(el("span", ` (score ${Number.isInteger(r.score) ? r.score : Number(r.score).toFixed(2)})`, "eb-score"));
+    conf.appendChild(el("span", t("score", Number.isInteger(r.score) ? r.score : Number(r.score).toFixed(2)), "eb-score"));
     box.appendChild(conf);
     if (r.note) box.appendChild(el("p", `(${r.note})`, "eb-note"));
     if (r.environment && r.environment.length) {             // the log's own facts and, with a facts file, the machine's
@@ -391,6 +396,7 @@
   }
 
   function render(out, st) {
+    shown = st;
     out.replaceChildren();
     out.dataset.state = st.running ? "running" : "done";
     out.dataset.complete = String(st.complete !== false);
@@ -401,7 +407,11 @@
       const b = el("button", name, "md-button" + (k === lang ? " md-button--primary" : ""));
       b.type = "button";
       b.setAttribute("aria-pressed", String(k === lang));
-      b.addEventListener("click", () => { lang = k; render(out, st); });
+      b.addEventListener("click", () => {           // the site's choice too: entry pages open in it
+        lang = k;
+        render(out, st);
+        if (root.ErrbookLang) root.ErrbookLang.choose(k);
+      });
       bar.appendChild(b);
       bar.appendChild(doc.createTextNode(" "));
     });
@@ -625,6 +635,13 @@
     const out = doc.getElementById("errbook-results");
     const file = doc.getElementById("errbook-file");
     const state = root.ErrbookPaste = { ready: false };
+    const site = root.ErrbookLang;
+    if (site && TEXT[site.chosen()]) lang = site.chosen();
+    doc.addEventListener("eb-lang", (ev) => {
+      if (!TEXT[ev.detail] || ev.detail === lang) return;
+      lang = ev.detail;
+      if (shown && !shown.running) render(out, shown);
+    });
     const progress = (text) => { const p = out.querySelector(".eb-progress"); if (p) p.textContent = text; };
     const matcher = new Matcher(() => Number(form.dataset.budgetMs) || 10000, () => { state.ready = true; }, progress);
     let focusNext = false;
