@@ -31,7 +31,8 @@ def build_matcher(active, skipped: list | None = None, pages: Sequence[dict] = (
     """The entries' signatures, the notes ranking reads, and the evidence and message lines of these message pages
     (multicause.py, pageonly.py: give the pages the Knowledge has, or a message alone stays a diagnosis and a page's
     message without an entry's signature stays unanswered)."""
-    return matcher_mod.Matcher.from_entries(active, skipped=skipped, extras=EXTRAS + multicause.extras(pages) + pageonly.extras(pages))
+    extras = EXTRAS + multicause.extras(pages) + pageonly.extras(pages)
+    return matcher_mod.Matcher.from_entries(active, skipped=skipped, extras=extras)
 
 
 def knowledge(root: Path, active, pages: list[dict] | None = None) -> ranking.Knowledge:

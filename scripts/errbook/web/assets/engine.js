@@ -195,7 +195,7 @@
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
       profiles: bundle.profiles || {}, checks: bundle.checks || {}, checkBonus: bundle.check_bonus || 0,
       messages: compileMessages(bundle.messages || []), maxLines: (bundle.message_rules || {}).max_lines || 1,
-      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures), pageonly: bundle.pageonly || {},
+      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures), pageonly: pageonlySpec(bundle),
       messageId: (bundle.message_rules || {}).message_id,
       facts: {
         gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
@@ -808,7 +808,12 @@
   }
 
   // ---- a page's message that no entry's signature names (triage/pageonly.py) ------------------------------------
-  function pageNote(eng, pageId, i) { return `${eng.pageonly.note_prefix}${pageId}/${i}`; }
+  function pageonlySpec(bundle) {
+    const spec = bundle.pageonly || {};
+    return { prefix: spec.note_prefix, maxAdded: spec.max_added, why: spec.why, noneShown: spec.none_shown };
+  }
+
+  function pageNote(eng, pageId, i) { return `${eng.pageonly.prefix}${pageId}/${i}`; }
 
   /** pageonly.add: no diagnosis, and a page's message in the log that no result carries: its causes are likely
    * (at most max_added in all), ranked by their log evidence, after the likely answers and before the observations. */
@@ -827,12 +832,12 @@
         says: c.evidence.filter((ev) => "pattern" in ev && (notes[noteName(eng, m.page.id, ev.id)] || []).length).map((ev) => ev.says) }));
       ranked.sort((a, b) => (b.says.length - a.says.length) || (a.order - b.order));
       for (const c of ranked) {
-        if (added.length >= spec.max_added) break;
+        if (added.length >= spec.maxAdded) break;
         let r = byId.get(c.entry);
         if (r && (r.level === "likely" || added.includes(r))) continue;
         // an observation of a cause (its condition is in the log) becomes this likely answer, its lines kept
         r = r || { id: c.entry, confidence: "likely" };
-        const vals = { message: first[0], n: String(pageCauses(m.page)), shows: c.says.join("; ") || spec.none_shown, page: m.page.id };
+        const vals = { message: first[0], n: String(pageCauses(m.page)), shows: c.says.join("; ") || spec.noneShown, page: m.page.id };
         Object.assign(r, { score: c.says.length, standing: 0, level: "likely",
           note: spec.why.replace(/\{(message|n|shows|page)\}/g, (_, k) => vals[k]), message_page: m.page.id, message_only: true });
         added.push(r);
