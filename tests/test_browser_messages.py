@@ -80,3 +80,37 @@ def test_paste_page_shows_a_message_alone_as_likely_not_green(browser, two_cause
     paste_and_match(browser, LOG)
     card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
     assert "success" in card.get_attribute("class").split()
+
+
+@pytest.fixture(scope="module")
+def bare_message_server(tmp_path_factory):
+    """A page whose message no entry's signature names (triage/pageonly.py): its cause is the likely answer."""
+    from conftest import build, make_root
+    from test_messages import PAGE, write_page
+    root = make_root(tmp_path_factory.mktemp("baremsg") / "root", with_docs=True)
+    bare = "hipErrorTestBare: the runtime refused the call"
+    write_page(root, dict(PAGE, id="bare-message", signatures=[
+        {"id": "bare", "pattern": "hipErrorTestBare\\b",
+         "examples": [{"text": bare, "source": "https://github.com/ROCm/hip/issues/1"}]}]))
+    out = root.parent / "site"
+    r = build(root, out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    httpd, base = serve(out)
+    yield root, base, bare + "\n"
+    httpd.shutdown()
+
+
+def test_paste_page_shows_a_bare_page_message_s_causes_as_likely(browser, bare_message_server):  # noqa: F811
+    """The CLI's likely answer and note for a message no signature names, on a likely card with the message block."""
+    from selenium.webdriver.common.by import By
+    root, base, log = bare_message_server
+    out = json.loads(errbook("triage", "--json", root=root, input=log.encode()).stdout)
+    cli = out["matches"][0]
+    assert (cli["id"], cli["level"], cli["message_only"]) == ("RMN-0001", "likely", True)
+    open_paste(browser, base)
+    paste_and_match(browser, log)
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "success" not in card.get_attribute("class").split() and "eb-likely" in card.get_attribute("class")
+    assert cli["note"] in card.text and "words your log shares" not in card.text
+    box = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-message")
+    assert box.get_attribute("data-message") == out["message"]["id"] == "bare-message"

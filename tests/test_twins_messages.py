@@ -35,7 +35,7 @@ def python_block(kb, text: str, values):
     hit = msg.deciding_page(pages, ranking.match_text(m, know, text))
     if hit is None:
         return None
-    return msg.rank(hit[0], msgscan.find_evidence_text(hit[0], text), values, hit[1])
+    return msgscan.block_of_text(hit[0], hit[1], text, values)
 
 
 def summary(b):

@@ -11,6 +11,8 @@ Pure: data in, data out. The CLI (cli/msgblock.py, through triage/msgscan.py for
    *missing*; a fact condition (the vocabulary of triggers.checks) is *found* when all of its conditions hold on
    the facts given with --facts, *absent* when one is false, *unknown* when a fact was not collected or no facts
    were given.
+   A page's cause added as likely because the page's message alone is in the log (triage/pageonly.py) applies its
+   page the same way.
 3. Causes are ranked by how many of their evidence items were found; in a tie, the cause with more facts of the
    machine found comes first (a fact is about this machine, a line may be about any), then the page's order (the
    cause reported most often first). A cause with nothing found is still listed: the message alone does not exclude it.
@@ -23,9 +25,10 @@ import re2
 
 from errbook.machine import checks
 
+MESSAGE_ID = "(message)"   # the evidence pass's name for the page's message itself (no evidence id has parentheses)
 MAX_LINES = 1        # lines kept per evidence item: the first (the one both engines see first, whatever the chunking)
 # What assets/engine.js ports this module with (tests/twins/messages.yaml holds both to the same answers).
-JS_SPEC = {"max_lines": MAX_LINES}
+JS_SPEC = {"max_lines": MAX_LINES, "message_id": MESSAGE_ID}
 
 
 @functools.lru_cache(maxsize=512)
@@ -49,11 +52,15 @@ def answers_by_message(results: list[dict]) -> bool:
     return bool(results) and (results[0].get("level") == "diagnosis" or "message_page" in results[0])
 
 
-def deciding_page(pages: list[dict], results: list[dict]) -> tuple[dict, dict] | None:
-    """(the page, the message's line as the results show it) when the answer is a multi-cause message, else None."""
+def deciding_page(pages: list[dict], results: list[dict]) -> tuple[dict, dict | None] | None:
+    """(the page, the message's line as the results show it) when the answer is a multi-cause message, else None.
+    The line is None when the answer is a cause added for the page's message alone (pageonly.py): no result shows
+    the line, the evidence pass finds it (msgscan.find_evidence, MESSAGE_ID)."""
     if not answers_by_message(results):
         return None
     top = results[0]
+    if top.get("message_only"):     # a page's cause added for its message alone (pageonly.py): the line is found later
+        return next(((p, None) for p in pages if p["id"] == top["message_page"]), None)
     for page in pages:
         causes = {c["entry"] for c in page["causes"]}
         top_is_message = any(is_message(page, ln["text"]) for ln in _evidence_texts(top))

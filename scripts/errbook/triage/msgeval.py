@@ -54,7 +54,7 @@ def rows(root: Path) -> list[dict]:
             continue
         res = ranking.match_text(m, know, text)
         hit = msg.deciding_page(pages, res)
-        block = msg.rank(hit[0], msgscan.find_evidence(hit[0], [str(c["path"])]), None, hit[1]) if hit else None
+        block = msgscan.block_of(hit[0], hit[1], [str(c["path"])], None) if hit else None
         exp = str(c.get("expect", "none"))
         causes = [x["entry"] for x in block["causes"]] if block else []
         out.append({"name": c["name"], "message": page["id"], "expect": exp, "group": _group(c, cited),

@@ -41,10 +41,12 @@ def usable_pages(root: Path, entries: dict | None = None) -> list[dict]:
     return [p.data for p in messages.usable_pages(root, ids)]
 
 
-def evidence_matcher(page: dict) -> tuple[matcher_mod.Matcher, list[str]]:
+def evidence_matcher(page: dict, message: bool = False) -> tuple[matcher_mod.Matcher, list[str]]:
     """A matcher whose signatures are the page's log evidence, all under one name (so none outranks another), and
-    the evidence id of each signature by index."""
+    the evidence id of each signature by index. message: the page's own signatures too, as msg.MESSAGE_ID."""
     pats = msg.log_patterns(page)
+    if message:
+        pats += [(msg.MESSAGE_ID, s["pattern"], bool(s.get("ignore_case"))) for s in page["signatures"]]
     sigs = [matcher_mod.build_signature("MSG", {"id": evid, "pattern": p, "ignore_case": ic})
             for evid, p, ic in pats]
     return matcher_mod.Matcher(sigs), [evid for evid, _, _ in pats]
@@ -54,13 +56,18 @@ def _found(scan: matcher_mod.Scan, ids: list[str]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for i, st in scan.single.items():
         hits = [chain[0] for chain in st[2] + st[3]][:msg.MAX_LINES]
-        out[ids[i]] = [{"line": h.line, "text": h.text, **({"source": h.source} if h.source else {})} for h in hits]
+        got = [{"line": h.line, "text": h.text, **({"source": h.source} if h.source else {})} for h in hits]
+        prev = out.get(ids[i])          # several signatures under one id (the message's): the first line wins
+        if prev is None or (got and (got[0].get("source", ""), got[0]["line"]) < (prev[0].get("source", ""),
+                                                                                   prev[0]["line"])):
+            out[ids[i]] = got
     return out
 
 
-def find_evidence(page: dict, files: list[str]) -> dict[str, list[dict]]:
-    """evidence id -> the first lines of the log that match it ({line, text[, source]})."""
-    m, ids = evidence_matcher(page)
+def find_evidence(page: dict, files: list[str], message: bool = False) -> dict[str, list[dict]]:
+    """evidence id -> the first lines of the log that match it ({line, text[, source]}); message: the page's
+    message's first line too, as msg.MESSAGE_ID."""
+    m, ids = evidence_matcher(page, message)
     if not ids:
         return {}
     scan = m.new_scan()
@@ -71,12 +78,32 @@ def find_evidence(page: dict, files: list[str]) -> dict[str, list[dict]]:
     return _found(scan, ids)
 
 
-def find_evidence_text(page: dict, text: str, source: str = "") -> dict[str, list[dict]]:
+def find_evidence_text(page: dict, text: str, source: str = "", message: bool = False) -> dict[str, list[dict]]:
     """find_evidence over a text in memory (a pasted log, a truth-table row)."""
-    m, ids = evidence_matcher(page)
+    m, ids = evidence_matcher(page, message)
     scan = m.new_scan()
     m.feed_text(scan, text, source)
     return _found(scan, ids)
+
+
+def _block(page: dict, line: dict | None, find, values: dict | None) -> dict | None:
+    found = find(line is None)
+    if line is None:                # a cause added for the message alone (pageonly.py): the message's first line
+        lines = found.pop(msg.MESSAGE_ID, None)
+        if not lines:
+            return None
+        line = lines[0]
+    return msg.rank(page, found, values, line)
+
+
+def block_of(page: dict, line: dict | None, files: list[str], values: dict | None) -> dict | None:
+    """The block of a deciding page (msg.deciding_page's pair) over these files, or None when its line is gone."""
+    return _block(page, line, lambda message: find_evidence(page, files, message), values)
+
+
+def block_of_text(page: dict, line: dict | None, text: str, values: dict | None) -> dict | None:
+    """block_of over a text in memory."""
+    return _block(page, line, lambda message: find_evidence_text(page, text, message=message), values)
 
 
 def explain(root: Path, results: list[dict], files: list[str], values: dict | None) -> dict | None:
@@ -92,7 +119,9 @@ def explain(root: Path, results: list[dict], files: list[str], values: dict | No
     entries = _cause_entries(root, messages.MessagePage.cause_ids_of(page))
     if entries is None:
         return None                             # a cause being edited or withdrawn: validate says which
-    block = msg.rank(page, find_evidence(page, files), values, line)
+    block = block_of(page, line, files, values)
+    if block is None:
+        return None
     for c in block["causes"]:
         c.update(title=entries[c["entry"]]["title"], title_zh=entries[c["entry"]]["title_zh"])
     return block

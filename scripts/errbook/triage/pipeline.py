@@ -16,7 +16,7 @@ from typing import Any
 from errbook.kb import drafts, usable
 from errbook.kb import entries as entries_mod
 from errbook.kb import messages as kb_messages
-from errbook.triage import corpus, environment, linescan, multicause, parallel, ranking, retrieval, textenc
+from errbook.triage import corpus, environment, linescan, multicause, pageonly, parallel, ranking, retrieval, textenc
 from errbook.triage import matcher as matcher_mod
 
 EXTRAS = [retrieval.SAMPLE_EXTRA, *environment.EXTRAS]
@@ -28,9 +28,11 @@ def message_pages(root: Path, active) -> list[dict]:
 
 
 def build_matcher(active, skipped: list | None = None, pages: Sequence[dict] = ()) -> matcher_mod.Matcher:
-    """The entries' signatures, the notes ranking reads, and the evidence of these message pages (multicause.py:
-    give the pages the Knowledge has, or a message alone stays a diagnosis)."""
-    return matcher_mod.Matcher.from_entries(active, skipped=skipped, extras=EXTRAS + multicause.extras(pages))
+    """The entries' signatures, the notes ranking reads, and the evidence and message lines of these message pages
+    (multicause.py, pageonly.py: give the pages the Knowledge has, or a message alone stays a diagnosis and a page's
+    message without an entry's signature stays unanswered)."""
+    extras = EXTRAS + multicause.extras(pages) + pageonly.extras(pages)
+    return matcher_mod.Matcher.from_entries(active, skipped=skipped, extras=extras)
 
 
 def knowledge(root: Path, active, pages: list[dict] | None = None) -> ranking.Knowledge:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from errbook.triage import corpus, environment, matcher, multicause, retrieval
+from errbook.triage import corpus, environment, matcher, multicause, pageonly, retrieval
 
 
 class Knowledge:
@@ -63,8 +63,10 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
         # a diagnosis whose only line is a message several causes print is likely (multicause.py): diagnoses first
         pages = [p for p in know.pages if multicause.carried(p, scan.m.note_caps)]
         multicause.demote(results, pages, scan.notes, know.observing)
-        if any(r["standing"] == 0 for r in results):       # a diagnosis (or a message's likely cause): the answer
-            return Prepared(results, None, facts, bonus)
+    # a page's message that no result carries, and no diagnosis: the page's causes are likely (pageonly.py)
+    pageonly.add(results, [p for p in know.pages if pageonly.carried(p, scan.m.note_caps)], scan.notes)
+    if any(r["standing"] == 0 for r in results):           # a diagnosis (or a message's likely cause): the answer
+        return Prepared(results, None, facts, bonus)
     # No diagnosis (observations are worth knowing, not an answer): the second stage may still answer.
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
     if know.index is None or not retrieval.reports_trouble(lines):   # nothing reports trouble: no guess

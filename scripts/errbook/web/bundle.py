@@ -13,7 +13,7 @@ from pathlib import Path
 
 from errbook.kb import facets as facets_mod
 from errbook.machine import checks, facts
-from errbook.triage import corpus, environment, finder, multicause, normalize, pipeline, retrieval
+from errbook.triage import corpus, environment, finder, multicause, normalize, pageonly, pipeline, retrieval
 from errbook.triage import messages as message_rules
 
 # Where each ported module's JS_SPEC goes: a key path in the bundle (() merges it into the top level).
@@ -25,6 +25,7 @@ SPECS = (
     (("facts_format",), facts),        # the facts file's format and limits
     (("message_rules",), message_rules),   # one message, several causes: lines kept per evidence
     (("multicause",), multicause),     # ... and the level of an answer that only such a message names
+    (("pageonly",), pageonly),         # ... and the causes of a message no entry's signature names
     (("finder",), finder),             # the guided finder's limits (assets/finder.js)
 )
 # Places whose JS_SPEC a page script other than engine.js ports (tests/test_twins_finder.py traces what it reads).
@@ -58,6 +59,7 @@ def build(root: Path, active, index: retrieval.Index | None = None, cal: dict | 
         "messages": pages,
         "message_rules": {},
         "multicause": {},
+        "pageonly": {},
         # The guided finder's questions and the entries' facets (errata/facets.yaml; none without it).
         "finder": _finder_data(root, active),
     }

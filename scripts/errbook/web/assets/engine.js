@@ -195,7 +195,8 @@
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
       profiles: bundle.profiles || {}, checks: bundle.checks || {}, checkBonus: bundle.check_bonus || 0,
       messages: compileMessages(bundle.messages || []), maxLines: (bundle.message_rules || {}).max_lines || 1,
-      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures),
+      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures), pageonly: pageonlySpec(bundle),
+      messageId: (bundle.message_rules || {}).message_id,
       facts: {
         gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
         torch: lf.torch ? new RegExp(lf.torch, "i") : null, env: lf.env ? new RegExp(lf.env, "g") : null,
@@ -701,8 +702,10 @@
       }
       // a diagnosis whose only line is a message several causes print is likely (demote): diagnoses first
       demote(eng, res, scan.notes);
-      if (res.some((r) => r.standing === 0)) return res;          // a diagnosis (or a message's likely cause): the answer
     }
+    // a page's message that no result carries, and no diagnosis: the page's causes are likely (pageOnly)
+    pageOnly(eng, res, scan.notes);
+    if (res.some((r) => r.standing === 0)) return res;            // a diagnosis (or a message's likely cause): the answer
     // no diagnosis (observations are worth knowing, not an answer): the second stage may still answer
     const lines = scan.notes[eng.retrieval.sample_name] || [];
     if (!eng.index || !reportsTrouble(eng, lines)) return res;
@@ -745,6 +748,10 @@
     // a diagnosis, or an answer demoted to likely because its only line is the message (messages.answers_by_message)
     if (!results.length || !(results[0].level === "diagnosis" || "message_page" in results[0])) return null;
     const top = results[0];
+    if (top.message_only) {     // a page's cause added for its message alone (pageOnly): the line is found later
+      const m = eng.messages.find((x) => x.page.id === top.message_page);
+      return m ? [m, null] : null;
+    }
     for (const m of eng.messages) {
       const isMessage = (ln) => m.sigs.some((re) => re.test(ln.text));
       if (!m.causes.has(top.id) && !evidenceLines(top).some(isMessage)) continue;
@@ -800,14 +807,61 @@
     return res;
   }
 
-  /** triage/msgscan.find_evidence_text: evidence id -> its first lines in the text ({line, text[, source]}). */
-  function findEvidence(eng, m, text, source) {
+  // ---- a page's message that no entry's signature names (triage/pageonly.py) ------------------------------------
+  function pageonlySpec(bundle) {
+    const spec = bundle.pageonly || {};
+    return { prefix: spec.note_prefix, maxAdded: spec.max_added, why: spec.why, noneShown: spec.none_shown };
+  }
+
+  function pageNote(eng, pageId, i) { return `${eng.pageonly.prefix}${pageId}/${i}`; }
+
+  /** pageonly.add: no diagnosis, and a page's message in the log that no result carries: its causes are likely
+   * (at most max_added in all), ranked by their log evidence, after the likely answers and before the observations. */
+  function pageOnly(eng, res, notes) {
+    const spec = eng.pageonly;
+    if (res.some((r) => r.level === "diagnosis")) return res;
+    const pages = eng.messages.filter((m) => carried(eng, m) && m.page.signatures.every((_, i) => pageNote(eng, m.page.id, i) in eng.noteCaps));
+    const added = [];
+    const byId = new Map(res.map((r) => [r.id, r]));
+    for (const m of pages) {
+      const first = m.page.signatures.map((_, i) => notes[pageNote(eng, m.page.id, i)] || []).find((l) => l.length);
+      if (!first) continue;
+      const isMessage = (ln) => m.sigs.some((re) => re.test(ln.text));
+      if (res.some((r) => r.message_page === m.page.id || evidenceLines(r).some(isMessage))) continue;
+      const ranked = m.page.causes.map((c, order) => ({ entry: c.entry, order: order,
+        says: c.evidence.filter((ev) => "pattern" in ev && (notes[noteName(eng, m.page.id, ev.id)] || []).length).map((ev) => ev.says) }));
+      ranked.sort((a, b) => (b.says.length - a.says.length) || (a.order - b.order));
+      for (const c of ranked) {
+        if (added.length >= spec.maxAdded) break;
+        let r = byId.get(c.entry);
+        if (r && (r.level === "likely" || added.includes(r))) continue;
+        // an observation of a cause (its condition is in the log) becomes this likely answer, its lines kept
+        r = r || { id: c.entry, confidence: "likely" };
+        const vals = { message: first[0], n: String(pageCauses(m.page)), shows: c.says.join("; ") || spec.noneShown, page: m.page.id };
+        Object.assign(r, { score: c.says.length, standing: 0, level: "likely",
+          note: spec.why.replace(/\{(message|n|shows|page)\}/g, (_, k) => vals[k]), message_page: m.page.id, message_only: true });
+        added.push(r);
+      }
+    }
+    const kept = res.filter((r) => !added.includes(r));
+    res.length = 0;
+    res.push(...kept);
+    let at = res.findIndex((r) => r.standing !== 0);
+    if (at < 0) at = res.length;
+    res.splice(at, 0, ...added);
+    return res;
+  }
+
+  /** triage/msgscan.find_evidence_text: evidence id -> its first lines in the text ({line, text[, source]});
+   * message: the page's message's first line too, as message_rules.message_id. */
+  function findEvidence(eng, m, text, source, message) {
     const found = {};
-    if (!m.logs.length) return found;
+    const logs = message ? m.logs.concat(m.sigs.map((re) => [eng.messageId, re])) : m.logs;
+    if (!logs.length) return found;
     const lines = text.split(eng.spec.breaks);
     for (let n = 0; n < lines.length; n++) {
       const subs = clean(capRaw(lines[n], eng.spec.rawCap), eng.spec);
-      for (const [id, re] of m.logs) {
+      for (const [id, re] of logs) {
         if (found[id] && found[id].length >= eng.maxLines) continue;
         const sub = subs.find((x) => re.test(x));
         if (sub !== undefined) {
@@ -856,7 +910,15 @@
   function messageBlock(eng, text, source, results, machineValues) {
     const hit = decidingPage(eng, results);
     if (!hit) return null;
-    return rankCauses(hit[0].page, findEvidence(eng, hit[0], text, source), machineValues || null, hit[1]);
+    const found = findEvidence(eng, hit[0], text, source, hit[1] === null);
+    let line = hit[1];
+    if (line === null) {        // a cause added for the message alone (pageOnly): the message's first line
+      const lines = found[eng.messageId];
+      delete found[eng.messageId];
+      if (!lines || !lines.length) return null;
+      line = lines[0];
+    }
+    return rankCauses(hit[0].page, found, machineValues || null, line);
   }
 
   /** Both stages over a text (triage.run): the results, when nothing matched the first line that reports a

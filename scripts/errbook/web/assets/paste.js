@@ -239,7 +239,7 @@
       lines.slice(0, 8).forEach((l) => pre.appendChild(doc.createTextNode(`${l.source ? l.source + ":" : ""}${String(l.line).padStart(6)}: ${l.text}\n`)));
       if (lines.length > 8) pre.appendChild(doc.createTextNode(t("more", lines.length - 8) + "\n"));
       box.appendChild(pre);
-    } else if (level === "likely") {
+    } else if (level === "likely" && !r.message_page) {   // a message page's cause: its note says why (pageonly.py)
       box.appendChild(el("p", t("likelyWhy"), "eb-evidence-title"));
     }
     const run = el("p", null, "eb-run");
