@@ -44,6 +44,8 @@ EXPECTED = {
                               ("RMN-0134", "rocm6-beside-hip5-runtime"), ("RMN-0155", "bnb-046-049-on-rocm-7-10-plus"),
                               ("RMN-0156", "jax-without-rocm-plugin"), ("RMN-0158", "vllm-rocm-without-amdsmi"),
                               ("RMN-0160", "cuda-onnxruntime-on-amd"), ("RMN-0164", "amd-gpu-without-driver"),
+                              # the unbound AMD GPU: missing firmware (RMN-0164) or no BAR space (RMN-0396)
+                              ("RMN-0396", "amd-gpu-without-driver"),
                               ("RMN-0196", "max-autotune-gate-gfx8-gfx10"), ("RMN-0206", "amd-log-level-3-or-more"),
                               # Ubuntu's libamdhip64.so.5 in /usr beside /opt/rocm-6.4.1: two HIP stacks
                               ("RMN-0216", "distro-hip-runtime-beside-amd-rocm"),
