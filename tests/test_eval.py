@@ -51,11 +51,13 @@ def test_benign_false_positives_stay_under_the_floor(report):
 def test_a_symptom_only_log_is_never_given_a_wrong_diagnosis(report):
     """issue 24 wants no symptom-only log given a diagnosis. On 2026-12-07 seven of 123 were, each with its own
     entry: a signature matched a line that shows the state (`libxml2.so.2 => not found`, a torch version line).
-    Guarded here: none wrong, and no more of them."""
+    Six of those did name their problem and were re-read as `diagnostic` (2026-12-07, second pass); one remains, a
+    systemd-coredump frame inside ROCr answered by RMN-0223 (the right entry). Guarded here: none wrong, and no
+    more of them."""
     rows = {r["name"]: r for r in report["rows"]}
     diagnosed = report["symptom_only_diagnosed"]
     assert all(rows[n]["top1"] for n in diagnosed), [(n, rows[n]["got"]) for n in diagnosed if not rows[n]["top1"]]
-    assert len(diagnosed) <= 7, diagnosed
+    assert len(diagnosed) <= 1, diagnosed
 
 
 # The guided finder on the test split's symptom-only logs, answers from each log's own `finder:` label: issue 24's
