@@ -8,10 +8,11 @@ from errbook.cli.exitcodes import ExitCode
 from errbook.triage import multicause, pageonly
 
 MESSAGE = "RuntimeError: HIP error: invalid device ordinal"
-PAGE = {"id": "ido", "title": "'invalid device ordinal': a test page",
+PAGE = {"id": "ido", "title": "'invalid device ordinal': a test page", "title_zh": "测试页",
         "signatures": [{"id": "m", "pattern": "invalid device ordinal"}],
         "causes": [{"entry": c, "evidence": [{"id": f"{c}-line", "says": f"cause {c}'s line",
-                                              "pattern": f"only {c} prints this"}]} for c in "ABCD"],
+                                              "says_zh": f"原因{c}的行", "pattern": f"only {c} prints this"}]}
+                   for c in "ABCD"],
         "other_causes": [{"says": "reported once"}]}
 
 

@@ -55,14 +55,13 @@ def _carries(r: dict, page: dict) -> bool:
 
 
 def _ranked(page: dict, notes: dict) -> list[tuple[str, list[str]]]:
-    """(entry, what its found log evidence says) of each cause, as messages.rank orders them from the log alone."""
-    out = []
-    for order, c in enumerate(page["causes"]):
-        says = [ev["says"] for ev in c["evidence"]
-                if "pattern" in ev and notes.get(multicause.note_name(page["id"], ev["id"]))]
-        out.append((-len(says), order, c["entry"], says))
-    out.sort(key=lambda x: (x[0], x[1]))
-    return [(entry, says) for _, _, entry, says in out]
+    """(entry, what its found log evidence says) of each cause, in messages.rank's order over the log alone (no
+    facts at this point)."""
+    found = {ev["id"]: notes.get(multicause.note_name(page["id"], ev["id"])) or []
+             for c in page["causes"] for ev in c["evidence"] if "pattern" in ev}
+    block = messages.rank(page, found, None, {})
+    return [(c["entry"], [i["says"] for i in c["evidence"] if i["kind"] == "log" and i["state"] == "found"])
+            for c in block["causes"]]
 
 
 def add(results: list[dict], pages: list[dict], notes: dict) -> list[dict]:
@@ -80,7 +79,7 @@ def add(results: list[dict], pages: list[dict], notes: dict) -> list[dict]:
             if len(added) >= MAX_ADDED:
                 break
             r = by_id.get(entry)
-            if r is not None and (r["level"] == "likely" or r in added):
+            if r is not None and (r["level"] == "likely" or any(r is a for a in added)):
                 continue
             # an observation of a cause (its condition is in the log) becomes this likely answer, its lines kept
             r = r if r is not None else {"id": entry, "confidence": "likely"}

@@ -828,9 +828,11 @@
       if (!first) continue;
       const isMessage = (ln) => m.sigs.some((re) => re.test(ln.text));
       if (res.some((r) => r.message_page === m.page.id || evidenceLines(r).some(isMessage))) continue;
-      const ranked = m.page.causes.map((c, order) => ({ entry: c.entry, order: order,
-        says: c.evidence.filter((ev) => "pattern" in ev && (notes[noteName(eng, m.page.id, ev.id)] || []).length).map((ev) => ev.says) }));
-      ranked.sort((a, b) => (b.says.length - a.says.length) || (a.order - b.order));
+      // rankCauses's order over the log alone (no facts at this point), as pageonly._ranked
+      const found = {};
+      for (const c of m.page.causes) for (const ev of c.evidence) if ("pattern" in ev) found[ev.id] = notes[noteName(eng, m.page.id, ev.id)] || [];
+      const ranked = rankCauses(m.page, found, null, null).causes.map((c) => ({ entry: c.entry,
+        says: c.evidence.filter((i) => i.kind === "log" && i.state === "found").map((i) => i.says) }));
       for (const c of ranked) {
         if (added.length >= spec.maxAdded) break;
         let r = byId.get(c.entry);
