@@ -82,6 +82,39 @@ def test_diagnoses_come_before_the_demoted_and_observations_are_untouched():
                                                               ("O", "observation")]
 
 
+def test_a_generic_line_alone_is_likely_with_its_own_note():
+    (r,) = multicause.demote([result("G", "hipErrorOutOfMemory", sig="oom")], [PAGE], {}, {}, {"G": {"oom"}})
+    assert r["level"] == "likely" and r["note"] == multicause.GENERIC_WHY and "message_page" not in r
+    # without the generic map (an older caller) nothing changes
+    assert levels(multicause.demote([result("G", "hipErrorOutOfMemory", sig="oom")], [PAGE], {}, {})) == \
+        [("G", "diagnosis")]
+
+
+def test_a_line_of_a_signature_that_is_not_generic_keeps_the_diagnosis():
+    r = result("G", "hipErrorOutOfMemory", "return after hipMalloc(&d) at line 3 without hipFree", sig="oom")
+    r["evidence"][1]["signature"] = "lint"
+    assert levels(multicause.demote([r], [PAGE], {}, {}, {"G": {"oom"}})) == [("G", "diagnosis")]
+    # ... unless that line is an observation's: then only the generic line made it a diagnosis
+    r = result("G", "hipErrorOutOfMemory", ":3:hip_memory.cpp: hipMalloc ( ... )", sig="oom")
+    r["evidence"][1]["signature"] = "trace"
+    assert levels(multicause.demote([r], [PAGE], {}, {"G": {"trace"}}, {"G": {"oom"}})) == [("G", "likely")]
+
+
+def test_a_page_decides_before_the_generic_rule():
+    # the page's message through a generic signature: the page's note and id, not the generic note
+    (r,) = multicause.demote([result("A", MESSAGE, sig="g")], [PAGE], {}, {}, {"A": {"g"}})
+    assert r["message_page"] == "idf" and r["note"].startswith("this message has 2 known causes")
+    # the entry's own evidence on the page keeps it a diagnosis, generic signature or not
+    (r,) = multicause.demote([result("A", MESSAGE, sig="g")], [PAGE], note("a-line"), {}, {"A": {"g"}})
+    assert r["level"] == "diagnosis"
+
+
+def test_the_shipped_knowledge_marks_priority_1_signatures_generic(kb):
+    _, know, _ = kb
+    assert know.generic["RMN-0040"] == {"hip-out-of-memory"}
+    assert know.generic["RMN-0001"] == set()
+
+
 def test_extras_find_every_log_evidence_once_and_carried_needs_them_all():
     ex = multicause.extras([PAGE])
     assert [(n, p, cap) for n, p, _, cap in ex] == [(multicause.note_name("idf", "a-line"), r"\[Not Found\]", 1),

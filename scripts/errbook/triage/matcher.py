@@ -21,7 +21,9 @@ Answer levels (each result's `level`): a *diagnosis* is a match of a signature t
 *observation* is a match only of signatures marked `level: observation` (a condition the entry describes is
 present: runtime tracing on, RCCL over sockets, a spill or occupancy remark) or of a cosmetic entry (a harmless
 message). An observation is "worth knowing", never an answer: it does not make triage exit 0, it does not stop the
-second stage, and a log of normal output that shows one is not answered.
+second stage, and a log of normal output that shows one is not answered. A diagnosis may still become *likely*
+afterwards (triage/multicause.py): when its only line is a multi-cause message, or every signature that made it one
+is generic (priority 1).
 """
 from __future__ import annotations
 
@@ -459,7 +461,8 @@ class Matcher:
         adds the cleaning, normalize.JS_SPEC)."""
         return {
             "signatures": [{"entry": s.entry_id, "id": s.sig_id, "steps": s.steps, "ignore_case": s.ignore_case,
-                            "within": s.within, "weight": s.weight, "observation": s.observation}
+                            "within": s.within, "weight": s.weight, "priority": s.priority,
+                            "observation": s.observation}
                            for s in self.sigs],
             "patterns": [[p, ic, anchors] for p, ic, anchors in self.patterns],
             "roles": [list(r) for r in self.pattern_role],

@@ -9,6 +9,11 @@ demoted to *likely*, with a note that says why, when
   (c) none of this entry's evidence patterns on that page (`causes[].evidence` for this entry) matched the log.
 
 Its own evidence in the log, or a diagnosing line of its own that is not the page's message, keeps it a diagnosis.
+
+A message no page lists can be generic too: a signature of priority 1 is, by the schema, "generic, only supporting
+evidence" (hipErrorOutOfMemory, Too many open files, a CMake cache warning, libdrm's missing amdgpu.ids). An
+entry all of whose diagnosing signatures are generic is demoted the same way when no page decides it, with its own
+note: alone, such a line seldom names the problem the log is about.
 The level is all that changes: the entry keeps its place among the answers, after the diagnoses
 (ranking.prepare), and the message block (triage/messages.py) still ranks the page's causes.
 
@@ -25,8 +30,10 @@ from errbook.triage import messages
 
 NOTE_PREFIX = "message:"
 WHY = "this message has {n} known causes; no line of this log says which (see the message page: {title})"
+GENERIC_WHY = "a generic line: alone it seldom names the problem, and no other line of this log names this one"
+GENERIC_PRIORITY = 1      # the schema's "generic, only supporting evidence"
 # What assets/engine.js ports this module with (tests/test_engines.py and tests/test_twins.py hold both to it).
-JS_SPEC = {"note_prefix": NOTE_PREFIX, "why": WHY}
+JS_SPEC = {"note_prefix": NOTE_PREFIX, "why": WHY, "generic_why": GENERIC_WHY, "generic_priority": GENERIC_PRIORITY}
 
 
 def note_name(page_id: str, evidence_id: str) -> str:
@@ -73,16 +80,28 @@ def _has_evidence(page: dict, entry: str, notes: dict) -> bool:
                for c in page["causes"] if c["entry"] == entry for ev in c["evidence"] if "pattern" in ev)
 
 
-def demote(results: list[dict], pages: list[dict], notes: dict, observing: dict[str, set[str]]) -> list[dict]:
+def generic_only(r: dict, observing: set[str], generic: set[str]) -> bool:
+    """Whether every signature that made r a diagnosis is generic (priority 1)."""
+    sigs = {ev["signature"] for ev in r.get("evidence", []) if ev["signature"] not in observing}
+    return bool(sigs) and sigs <= generic
+
+
+def demote(results: list[dict], pages: list[dict], notes: dict, observing: dict[str, set[str]],
+           generic: dict[str, set[str]] | None = None) -> list[dict]:
     """results (a scan's, matcher.Scan.results) with the rule applied, diagnoses first. pages: the message pages
-    the matcher carries; notes: the scan's notes; observing: entry id -> its observation signatures' ids. A
-    demoted result gets level "likely", a note saying why and "message_page" (the page's id)."""
+    the matcher carries; notes: the scan's notes; observing: entry id -> its observation signatures' ids; generic:
+    entry id -> its generic signatures' ids. A demoted result gets level "likely" and a note saying why; one
+    demoted for a page also gets "message_page" (the page's id)."""
     for r in results:
         if r.get("level") != "diagnosis":
             continue
-        page = _message_only(r, pages, observing.get(r["id"], set()))
-        if page is None or _has_evidence(page, r["id"], notes):
-            continue
-        r.update(level="likely", note=WHY.format(n=causes(page), title=page["title"]), message_page=page["id"])
+        obs = observing.get(r["id"], set())
+        page = _message_only(r, pages, obs)
+        if page is not None:                  # the page's evidence decides: the entry's own keeps the diagnosis
+            if not _has_evidence(page, r["id"], notes):
+                r.update(level="likely", note=WHY.format(n=causes(page), title=page["title"]),
+                         message_page=page["id"])
+        elif generic is not None and generic_only(r, obs, generic.get(r["id"], set())):
+            r.update(level="likely", note=GENERIC_WHY)
     results.sort(key=lambda r: (r["standing"], r.get("level") != "diagnosis", -r["score"], r["id"]))
     return results

@@ -21,6 +21,9 @@ class Knowledge:
         self.pages = list(pages or [])
         self.observing = {e.id: {s["id"] for s in e.get("signatures") or [] if s.get("level") == "observation"}
                           for e in entries if not e.withdrawn}
+        self.generic = {e.id: {s["id"] for s in e.get("signatures") or []
+                               if int(s.get("priority", 1)) <= multicause.GENERIC_PRIORITY}
+                        for e in entries if not e.withdrawn}
         self.related = retrieval.related_map(entries)
         self._index = index
         self.cal = cal or corpus.calibration()
@@ -62,7 +65,7 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
                 r["environment"] = why
         # a diagnosis whose only line is a message several causes print is likely (multicause.py): diagnoses first
         pages = [p for p in know.pages if multicause.carried(p, scan.m.note_caps)]
-        multicause.demote(results, pages, scan.notes, know.observing)
+        multicause.demote(results, pages, scan.notes, know.observing, know.generic)
     # a page's message that no result carries, and no diagnosis: the page's causes are likely (pageonly.py)
     pageonly.add(results, [p for p in know.pages if pageonly.carried(p, scan.m.note_caps)], scan.notes)
     if any(r["standing"] == 0 for r in results):           # a diagnosis (or a message's likely cause): the answer

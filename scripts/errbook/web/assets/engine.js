@@ -195,7 +195,8 @@
       noteCaps: bundle.note_caps || {}, index: index, cal: r ? r.calibration : null, retrieval: r,
       profiles: bundle.profiles || {}, checks: bundle.checks || {}, checkBonus: bundle.check_bonus || 0,
       messages: compileMessages(bundle.messages || []), maxLines: (bundle.message_rules || {}).max_lines || 1,
-      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures), pageonly: pageonlySpec(bundle),
+      multicause: multicauseSpec(bundle), observing: observing(bundle.signatures),
+      generic: generic(bundle.signatures, multicauseSpec(bundle).genericPriority), pageonly: pageonlySpec(bundle),
       messageId: (bundle.message_rules || {}).message_id,
       facts: {
         gfx: lf.gfx ? new RegExp(lf.gfx, "g") : null, rocm: lf.rocm ? new RegExp(lf.rocm, "i") : null,
@@ -766,7 +767,22 @@
   // ---- the level of an answer that only a multi-cause message names (triage/multicause.py) ---------------------
   function multicauseSpec(bundle) {
     const spec = bundle.multicause || {};
-    return { prefix: spec.note_prefix, why: spec.why };
+    return { prefix: spec.note_prefix, why: spec.why, genericWhy: spec.generic_why,
+      genericPriority: spec.generic_priority };
+  }
+
+  /** entry id -> the ids of its generic signatures (ranking.Knowledge.generic: priority <= generic_priority) */
+  function generic(sigs, prio) {
+    const out = new Map();
+    for (const s of sigs) if (s.priority <= prio) (out.get(s.entry) || out.set(s.entry, new Set()).get(s.entry)).add(s.id);
+    return out;
+  }
+
+  /** multicause.generic_only: every signature that made r a diagnosis is generic */
+  function genericOnly(eng, r, obs) {
+    const sigs = (r.evidence || []).map((ev) => ev.signature).filter((id) => !obs.has(id));
+    const gen = eng.generic.get(r.id) || new Set();
+    return sigs.length > 0 && sigs.every((id) => gen.has(id));
   }
 
   /** entry id -> the ids of its observation signatures (ranking.Knowledge.observing) */
@@ -796,11 +812,16 @@
       if (!lines.length) lines = evidenceLines(r);
       if (!lines.length) continue;
       const m = pages.find((p) => pageCauses(p.page) > 1 && lines.every((ln) => p.sigs.some((re) => re.test(ln.text))));
-      if (!m || logEvidence(m.page, r.id).some((ev) => (notes[noteName(eng, m.page.id, ev.id)] || []).length)) continue;
-      const n = pageCauses(m.page);
-      r.level = "likely";
-      r.note = eng.multicause.why.replace("{n}", () => String(n)).replace("{title}", () => m.page.title);
-      r.message_page = m.page.id;
+      if (m) {        // the page's evidence decides: the entry's own keeps the diagnosis
+        if (logEvidence(m.page, r.id).some((ev) => (notes[noteName(eng, m.page.id, ev.id)] || []).length)) continue;
+        const n = pageCauses(m.page);
+        r.level = "likely";
+        r.note = eng.multicause.why.replace("{n}", () => String(n)).replace("{title}", () => m.page.title);
+        r.message_page = m.page.id;
+      } else if (genericOnly(eng, r, obs)) {
+        r.level = "likely";
+        r.note = eng.multicause.genericWhy;
+      }
     }
     res.sort((a, b) => (a.standing - b.standing) || ((a.level !== "diagnosis") - (b.level !== "diagnosis"))
       || (b.score - a.score) || cmpStr(a.id, b.id));
