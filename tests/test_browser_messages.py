@@ -114,3 +114,47 @@ def test_paste_page_shows_a_bare_page_message_s_causes_as_likely(browser, bare_m
     assert cli["note"] in card.text and "words your log shares" not in card.text
     box = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-message")
     assert box.get_attribute("data-message") == out["message"]["id"] == "bare-message"
+
+
+@pytest.fixture(scope="module")
+def generic_line_server(tmp_path_factory):
+    """RMN-0001 with a generic (priority 1) signature beside its own: that line alone is likely (multicause.py)."""
+    import yaml
+
+    from conftest import build, make_root
+    root = make_root(tmp_path_factory.mktemp("generic") / "root", with_docs=True)
+    path = root / "errata" / "compile" / "RMN-0001.yaml"
+    entry = yaml.safe_load(path.read_text(encoding="utf-8"))
+    line = "hipErrorTestGeneric: the runtime refused the call"
+    entry["signatures"].append({"id": "generic-test", "priority": 1, "pattern": "hipErrorTestGeneric\\b",
+                                "examples": [{"text": line, "source": "https://github.com/ROCm/hip/issues/1"}]})
+    path.write_text(yaml.safe_dump(entry, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    out = root.parent / "site"
+    r = build(root, out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    httpd, base = serve(out)
+    yield root, base, line + "\n"
+    httpd.shutdown()
+
+
+def test_paste_page_shows_a_generic_line_alone_as_likely_in_both_languages(browser, generic_line_server):  # noqa: F811
+    """The CLI's level and generic flag on a likely card that says why (not "words your log shares"), in English
+    and in Chinese; the entry's own line beside it makes it a diagnosis (a green card)."""
+    from selenium.webdriver.common.by import By
+    root, base, log = generic_line_server
+    cli = json.loads(errbook("triage", "--json", root=root, input=log.encode()).stdout)["matches"][0]
+    assert (cli["id"], cli["level"], cli["generic"]) == ("RMN-0001", "likely", True) and "message_page" not in cli
+    open_paste(browser, base)
+    paste_and_match(browser, log)
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "success" not in card.get_attribute("class").split() and "eb-likely" in card.get_attribute("class")
+    assert "a generic one: alone it seldom names the problem" in card.text and "words your log shares" not in card.text
+    verdict = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-verdict").text
+    assert verdict.startswith("Likely RMN-0001") and "generic line" in verdict
+    browser.find_element(By.XPATH, "//p[contains(@class,'eb-langs')]//button[text()='中文']").click()
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "通用信息" in card.text and "generic" not in card.text
+    browser.find_element(By.XPATH, "//p[contains(@class,'eb-langs')]//button[text()='English']").click()
+    paste_and_match(browser, LOG + log)
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "success" in card.get_attribute("class").split()

@@ -30,6 +30,8 @@ VERDICTS = {
     "likely": "no message names a known problem; by similarity to the entries' text these are likely, not certain",
     "message": "the log's message has several known causes and no line of it says which: these are likely, not "
                "certain (the message block ranks the causes)",
+    "generic": "the log's only telling line is a generic one, which seldom names the problem alone: these are "
+               "likely, not certain",
     None: "no entry matched",
 }
 
@@ -75,6 +77,8 @@ class Tools:
         first = fbase.level_of(results[0]) if results else None
         if results and results[0].get("message_page"):     # likely: a multi-cause message alone (triage/multicause)
             first = "message"
+        elif results and results[0].get("generic"):        # likely: a generic line alone (triage/multicause)
+            first = "generic"
         keep = ("lines", "environment", "first_failure_line")
         out = {"verdict": VERDICTS[first], "answers": answers,
                "stats": dict({k: stats[k] for k in keep if k in stats}, found=len(results))}

@@ -204,6 +204,9 @@ def _print_text(results: list[dict], top: list[dict], stats: dict, style: term.S
     elif results[0].get("message_page"):
         print("the log's message has several known causes and no line of it says which; "
               "these are LIKELY (not certain):")
+    elif results[0].get("generic"):
+        print("the log's only telling line is a generic one, which seldom names the problem alone; "
+              "these are LIKELY (not certain):")
     elif results[0].get("level") == "likely":
         print("no message names a known problem; by similarity to the entries' text these are LIKELY (not certain):")
     elif results[0].get("level") == "observation":

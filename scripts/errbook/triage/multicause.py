@@ -91,7 +91,7 @@ def demote(results: list[dict], pages: list[dict], notes: dict, observing: dict[
     """results (a scan's, matcher.Scan.results) with the rule applied, diagnoses first. pages: the message pages
     the matcher carries; notes: the scan's notes; observing: entry id -> its observation signatures' ids; generic:
     entry id -> its generic signatures' ids. A demoted result gets level "likely" and a note saying why; one
-    demoted for a page also gets "message_page" (the page's id)."""
+    demoted for a page also gets "message_page" (the page's id), one demoted for a generic line "generic": True."""
     for r in results:
         if r.get("level") != "diagnosis":
             continue
@@ -102,6 +102,6 @@ def demote(results: list[dict], pages: list[dict], notes: dict, observing: dict[
                 r.update(level="likely", note=WHY.format(n=causes(page), title=page["title"]),
                          message_page=page["id"])
         elif generic is not None and generic_only(r, obs, generic.get(r["id"], set())):
-            r.update(level="likely", note=GENERIC_WHY)
+            r.update(level="likely", note=GENERIC_WHY, generic=True)
     results.sort(key=lambda r: (r["standing"], r.get("level") != "diagnosis", -r["score"], r["id"]))
     return results

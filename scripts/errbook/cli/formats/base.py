@@ -178,17 +178,17 @@ def plain_message(result: dict, ctx: Context) -> str:
     lvl = level_of(result)
     lead = {"diagnosis": "", "likely": "Likely (no signature matched; by similarity to the entry's text): ",
             "observation": "Worth knowing (a condition this entry describes is present; not a diagnosis): "}[lvl]
-    if result.get("message_page"):          # likely: a message several causes print, and no line says which
+    if result.get("message_page") or result.get("generic"):    # likely: a line several causes print, none says which
         lead = f"Likely ({result.get('note', 'this message has several known causes')}): "
     return (f"{lead}{cap(result.get('summary', ''), TEXT_CAP)}\nFirst fix: {cap(result.get('first_fix', ''), TEXT_CAP)}"
             f"\nEntry: {entry_url(ctx, result['id'])}")
 
 
 def explained_lines(results: list[dict]) -> set[tuple[str, int]]:
-    """(source, line) of every evidence line of a diagnosis, or of a multi-cause message's likely cause (its line is
-    listed with it): the failure lines an entry explains."""
+    """(source, line) of every evidence line of a diagnosis, or of a multi-cause message's or a generic line's likely
+    cause (its line is listed with it): the failure lines an entry explains."""
     return {(ln.get("source", ""), ln["line"]) for r in results
-            if level_of(r) == "diagnosis" or r.get("message_page")
+            if level_of(r) == "diagnosis" or r.get("message_page") or r.get("generic")
             for ev in r.get("evidence", []) for ln in ev.get("lines", [])}
 
 

@@ -35,6 +35,9 @@ def verdict(results: list[dict]) -> str:
     if top.get("message_page"):
         return (f"**errbook:** the log's message has several known causes and no line says which; likely "
                 f"**{top['id']}** {top['title']}.")
+    if top.get("generic"):
+        return (f"**errbook:** the log's only telling line is a generic one; likely **{top['id']}** "
+                f"{top['title']}.")
     if lvl == "likely":
         return f"**errbook:** no signature matched; by similarity this is likely **{top['id']}** {top['title']}."
     return f"**errbook:** no diagnosis; worth knowing: **{top['id']}** {top['title']}."

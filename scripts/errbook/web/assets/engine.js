@@ -821,6 +821,7 @@
       } else if (genericOnly(eng, r, obs)) {
         r.level = "likely";
         r.note = eng.multicause.genericWhy;
+        r.generic = true;
       }
     }
     res.sort((a, b) => (a.standing - b.standing) || ((a.level !== "diagnosis") - (b.level !== "diagnosis"))

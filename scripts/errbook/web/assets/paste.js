@@ -19,6 +19,7 @@
       found: (n, lines, ms) => `${n} matching entr${n === 1 ? "y" : "ies"} · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       likelyFound: (n, lines, ms) => `No signature matched; by similarity to the entries' text ${n === 1 ? "this entry is" : `these ${n} entries are`} likely, not certain · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       messageFound: (n, lines, ms) => `Your log's message has several known causes and no line says which; ${n === 1 ? "this entry is" : `these ${n} entries are`} likely, not certain · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
+      genericFound: (n, lines, ms) => `Your log's only telling line is a generic one, which seldom names the problem alone; ${n === 1 ? "this entry is" : `these ${n} entries are`} likely, not certain · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       observedOnly: (n, lines, ms) => `No known problem named in your log; ${n} condition${n === 1 ? "" : "s"} worth knowing · ${lines} lines · ${ms} ms · matched in this page, nothing was sent`,
       none: (lines) => `No entry matched (${lines} lines). Next steps:`,
       cause: "Cause: ", fix: (n) => (n > 1 ? `First fix step (1 of ${n}): ` : "Fix: "), openFix: "Open the fix",
@@ -29,11 +30,13 @@
       weak: "Weak match: only generic lines that also occur with other problems.",
       likely: "Likely: lines close to this problem's messages, but not its exact message.",
       likelyMessage: "Likely: your log shows a message this problem prints, but other known problems print it too and no line of your log says which.",
+      likelyGeneric: "Likely: your log shows a line this problem prints, but a generic one: alone it seldom names the problem, and no other line of your log names this one.",
       likelyWhy: "No line of your log matched this entry's patterns: the guess comes from words your log shares with the entry's text.",
       observation: "Worth knowing: your log shows a condition this entry describes, not an error it causes. It explains your problem only if you also see the entry's symptoms.",
       vDiag: (id, title, words, n) => `${id}: ${title} — ${words}${n > 1 ? ` (1 of ${n} entries)` : ""}`,
       vLikely: (id, title) => `Likely ${id}: ${title} — a guess from similar words, not certain`,
       vMessage: (id, title) => `Likely ${id}: ${title} — its message has several known causes and no line says which`,
+      vGeneric: (id, title) => `Likely ${id}: ${title} — from a generic line, which seldom names the problem alone`,
       vObserved: (n) => `No known problem named in your log; ${n} condition${n === 1 ? "" : "s"} worth knowing`,
       vNone: (lines) => `No known entry matched (${lines} lines)`,
       vNoneFirst: (line) => `No known entry matched; first failure line: ${line}`,
@@ -75,6 +78,7 @@
       found: (n, lines, ms) => `匹配到 ${n} 个条目 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       likelyFound: (n, lines, ms) => `没有签名匹配；按与条目文本的相似度，以下 ${n} 个条目可能相关（不确定）· ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       messageFound: (n, lines, ms) => `日志中的消息有多个已知原因，且没有一行说明是哪一个；以下 ${n} 个条目可能相关（不确定）· ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
+      genericFound: (n, lines, ms) => `日志中唯一有指向性的是一行通用信息，它单独出现时很少能指明问题；以下 ${n} 个条目可能相关（不确定）· ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       observedOnly: (n, lines, ms) => `日志中没有指明已知问题的报错；有 ${n} 项值得注意的情况 · ${lines} 行 · ${ms} 毫秒 · 只在本页匹配，未发送任何内容`,
       none: (lines) => `没有匹配的条目（${lines} 行）。可以：`,
       cause: "原因：", fix: (n) => (n > 1 ? `第一步修复（共 ${n} 步）：` : "修复："), openFix: "查看修复步骤",
@@ -85,11 +89,13 @@
       weak: "弱匹配：只有在其他问题中也会出现的通用日志行。",
       likely: "可能相关：日志行与此问题的报错相近，但不是原文。",
       likelyMessage: "可能相关：日志中出现了此问题会打印的消息，但其他已知问题也会打印它，且日志中没有一行说明是哪一个。",
+      likelyGeneric: "可能相关：日志中出现了此问题会打印的一行，但它是通用信息：单独出现时很少能指明问题，日志中也没有其他行指向此条目。",
       likelyWhy: "日志中没有与此条目模式匹配的行：这一推测来自日志与条目文本共有的词语。",
       observation: "值得注意：日志显示了此条目描述的一种情况，而不是它导致的报错。只有同时出现该条目的症状时，它才是问题的原因。",
       vDiag: (id, title, words, n) => `${id}：${title} —— ${words}${n > 1 ? `（共 ${n} 个条目中的第 1 个）` : ""}`,
       vLikely: (id, title) => `可能是 ${id}：${title} —— 依据相似词语的推测，不确定`,
       vMessage: (id, title) => `可能是 ${id}：${title} —— 这条消息有多个已知原因，日志中没有一行说明是哪一个`,
+      vGeneric: (id, title) => `可能是 ${id}：${title} —— 依据一行通用信息，它单独出现时很少能指明问题`,
       vObserved: (n) => `日志中没有指明已知问题的报错；有 ${n} 项值得注意的情况`,
       vNone: (lines) => `没有匹配的已知条目（${lines} 行）`,
       vNoneFirst: (line) => `没有匹配的已知条目；第一条失败信息：${line}`,
@@ -183,7 +189,7 @@
   /* Plain-words confidence from the answer level and the matched signatures' priority (weight = 100 × priority + …). */
   function confidence(r, weights) {
     // likely: the second stage's guess, or a message several known causes print with no line saying which
-    if (r.level === "likely" || r.confidence === "likely") return ["likely", t(r.message_page ? "likelyMessage" : "likely")];
+    if (r.level === "likely" || r.confidence === "likely") return ["likely", t(r.message_page ? "likelyMessage" : r.generic ? "likelyGeneric" : "likely")];
     if (r.level === "observation") return ["observation", t("observation")];
     const best = Math.max(0, ...(r.signatures || []).map((s) => weights.get(`${r.id}/${s}`) || 0));
     const pr = Math.floor(best / 100);
@@ -215,7 +221,7 @@
     conf.appendChild(el("strong", words));
     conf.appendChild(el("span", t("score", Number.isInteger(r.score) ? r.score : Number(r.score).toFixed(2)), "eb-score"));
     box.appendChild(conf);
-    if (r.note) box.appendChild(el("p", `(${r.note})`, "eb-note"));
+    if (r.note && !r.generic) box.appendChild(el("p", `(${r.note})`, "eb-note"));   // a generic line's: the confidence line says it
     if (r.environment && r.environment.length) {             // the log's own facts and, with a facts file, the machine's
       const env = el("ul", null, "eb-environment");
       r.environment.forEach((why) => { const li = el("li"); li.appendChild(el("strong", t("environment"))); li.appendChild(doc.createTextNode(why)); env.appendChild(li); });
@@ -345,7 +351,7 @@
   /* The one-line answer, first in the results: the best entry and how sure, or that none is known. */
   function verdictText(st, res, answers, weights, bundle) {
     const title = (r) => { const m = (bundle.entries || {})[r.id] || {}; return (lang === "zh" && m.title_zh) || m.title || ""; };
-    if (answers.length && answers[0].level === "likely") return t(answers[0].message_page ? "vMessage" : "vLikely", answers[0].id, title(answers[0]));
+    if (answers.length && answers[0].level === "likely") return t(answers[0].message_page ? "vMessage" : answers[0].generic ? "vGeneric" : "vLikely", answers[0].id, title(answers[0]));
     const c = st.coverage || {}, more = st.complete === false ? t("vEarly", mb(c.done), mb(c.total)) : "";
     if (answers.length) {
       const level = confidence(answers[0], weights)[0];
@@ -362,7 +368,7 @@
     const rows = res.slice(0, 5).map((r) => {
       const m = (bundle.entries || {})[r.id] || {};
       const title = ((lang === "zh" && m.title_zh) || m.title || "").replace(/[[\]]/g, "");
-      const how = r.level === "likely" ? (r.message_page ? "likely, its message has several known causes" : "likely") : r.level === "observation" ? "observation" : `diagnosis, ${confidence(r, weights)[0]} match`;
+      const how = r.level === "likely" ? (r.message_page ? "likely, its message has several known causes" : r.generic ? "likely, from a generic line" : "likely") : r.level === "observation" ? "observation" : `diagnosis, ${confidence(r, weights)[0]} match`;
       return `- [${r.id} · ${title}](${siteUrl("entry", { id: r.id })}) — ${how}`;
     });
     return [`**errbook triage:** ${verdict}`].concat(rows).join("\n") + "\n";
@@ -428,7 +434,7 @@
     const cov = st.coverage || {};
     const head = el("p", !answers.length && st.complete === false ? t("noneSoFar", mb(cov.done), mb(cov.total)) : !res.length ? t("none", st.nlines)
       : !answers.length ? t("observedOnly", res.length, st.nlines, st.ms)
-      : t(!likelyOnly ? "found" : answers[0].message_page ? "messageFound" : "likelyFound", answers.length, st.nlines, st.ms), "eb-status");
+      : t(!likelyOnly ? "found" : answers[0].message_page ? "messageFound" : answers[0].generic ? "genericFound" : "likelyFound", answers.length, st.nlines, st.ms), "eb-status");
     out.appendChild(head);
     if (machineValues) out.appendChild(el("p", t("facts", Object.keys(machineValues).length), "eb-status eb-facts"));
     if (st.complete === false) {                       // what was checked, and a way to check the rest
