@@ -77,6 +77,10 @@ def test_paste_page_shows_a_message_alone_as_likely_not_green(browser, two_cause
     assert cli["note"] in card.text and "other known problems print it too" in card.text
     verdict = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-verdict").text
     assert verdict.startswith("Likely RMN-0001") and "several known causes" in verdict
+    browser.find_element(By.XPATH, "//p[contains(@class,'eb-langs')]//button[text()='中文']").click()
+    card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
+    assert "其他已知问题也会打印它" in card.text and cli["note"] not in card.text     # no English note in Chinese
+    browser.find_element(By.XPATH, "//p[contains(@class,'eb-langs')]//button[text()='English']").click()
     paste_and_match(browser, LOG)
     card = browser.find_element(By.CSS_SELECTOR, "#errbook-results .eb-card")
     assert "success" in card.get_attribute("class").split()

@@ -221,7 +221,9 @@
     conf.appendChild(el("strong", words));
     conf.appendChild(el("span", t("score", Number.isInteger(r.score) ? r.score : Number(r.score).toFixed(2)), "eb-score"));
     box.appendChild(conf);
-    if (r.note && !r.generic) box.appendChild(el("p", `(${r.note})`, "eb-note"));   // a generic line's: the confidence line says it
+    // A generic line's note is the confidence line's; a message page's is, in Chinese, the confidence line and the
+    // message block below (both translated), so the English note is not repeated there.
+    if (r.note && !r.generic && !(lang === "zh" && r.message_page)) box.appendChild(el("p", `(${r.note})`, "eb-note"));
     if (r.environment && r.environment.length) {             // the log's own facts and, with a facts file, the machine's
       const env = el("ul", null, "eb-environment");
       r.environment.forEach((why) => { const li = el("li"); li.appendChild(el("strong", t("environment"))); li.appendChild(doc.createTextNode(why)); env.appendChild(li); });
