@@ -157,6 +157,12 @@ STILL_DUE = {
     # RMN-0405..0408: TheRock/ROCm ranges checked at 7.14 and PyTorch at 2.13.0, the newest releases whose notes,
     # sources or threads were readable for these TheRock, amd-smi and Windows hipcc behaviours
     "RMN-0405", "RMN-0406", "RMN-0407", "RMN-0408",
+    # RMN-0417's rocm range at 6.2.2: the newest tagged hip-config.cmake.in read (ROCm/clr); later rocm-systems
+    # revisions default to amd when unset, and the release that first ships that default was not identified
+    "RMN-0417",
+    # RMN-0418's kokkos range at 4.6.01: the newest Kokkos source readable here (snapshot 2025-06); the warning is
+    # quoted from 4.7.01 in idefix#358, and 5.x's HIP sources were not read
+    "RMN-0418",
 }
 
 
