@@ -158,8 +158,8 @@ STILL_DUE = {
     # sources or threads were readable for these TheRock, amd-smi and Windows hipcc behaviours
     "RMN-0405", "RMN-0406", "RMN-0407", "RMN-0408",
     # RMN-0411's llama.cpp range at b10043: the newest tree read is the ggml-org/ggml sync of 2026-08-21 (later than
-    # b10043); llama.cpp's own trees of builds up to b11541 were not read
-    "RMN-0411",
+    # b10043); llama.cpp's own trees of builds up to b11541 were not read. RMN-0412's llama.cpp range likewise
+    "RMN-0411", "RMN-0412",
 }
 
 
