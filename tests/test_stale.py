@@ -163,6 +163,9 @@ STILL_DUE = {
     # RMN-0418's kokkos range at 4.6.01: the newest Kokkos source readable here (snapshot 2025-06); the warning is
     # quoted from 4.7.01 in idefix#358, and 5.x's HIP sources were not read
     "RMN-0418",
+    # RMN-0411's llama.cpp range at b10043: the newest tree read is the ggml-org/ggml sync of 2026-08-21 (later than
+    # b10043); llama.cpp's own trees of builds up to b11541 were not read. RMN-0412's llama.cpp range likewise
+    "RMN-0411", "RMN-0412",
 }
 
 
