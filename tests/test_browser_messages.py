@@ -1,5 +1,6 @@
 """The paste page's message block (engine.js messageBlock, paste.js messageBox): the same causes and evidence as
 `errbook triage --json`, and its links land on the message page and the cause's entry page."""
+import contextlib
 import json
 
 import pytest
@@ -13,6 +14,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(not (CHROMIUM and DRIVER),
 LOG = ("k.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
        "#include <cuda_runtime.h>\n"
        "1 error generated when compiling for gfx90a.\n")
+
+
+@contextlib.contextmanager
+def _built_and_served(root):
+    """The site of a test checkout, built and served while the fixture lasts: its base URL."""
+    from conftest import build
+    out = root.parent / "site"
+    r = build(root, out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    httpd, base = serve(out)
+    try:
+        yield base
+    finally:
+        httpd.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -49,17 +64,13 @@ def test_paste_page_shows_the_cli_block_and_its_links_land(browser, msg_site, ms
 @pytest.fixture(scope="module")
 def two_cause_server(tmp_path_factory):
     """The test page with a second, reported cause: the message alone no longer says which."""
-    from conftest import build, make_root
+    from conftest import make_root
     from test_messages import PAGE, write_page
     root = make_root(tmp_path_factory.mktemp("twocause") / "root", with_docs=True)
     write_page(root, dict(PAGE, other_causes=[{"says": "a second reported cause", "says_zh": "第二个原因",
                                                "source": "https://github.com/ROCm/hip/issues/2"}]))
-    out = root.parent / "site"
-    r = build(root, out)
-    assert r.returncode == 0, r.stdout + r.stderr
-    httpd, base = serve(out)
-    yield root, base
-    httpd.shutdown()
+    with _built_and_served(root) as base:
+        yield root, base
 
 
 def test_paste_page_shows_a_message_alone_as_likely_not_green(browser, two_cause_server):  # noqa: F811
@@ -89,19 +100,15 @@ def test_paste_page_shows_a_message_alone_as_likely_not_green(browser, two_cause
 @pytest.fixture(scope="module")
 def bare_message_server(tmp_path_factory):
     """A page whose message no entry's signature names (triage/pageonly.py): its cause is the likely answer."""
-    from conftest import build, make_root
+    from conftest import make_root
     from test_messages import PAGE, write_page
     root = make_root(tmp_path_factory.mktemp("baremsg") / "root", with_docs=True)
     bare = "hipErrorTestBare: the runtime refused the call"
     write_page(root, dict(PAGE, id="bare-message", signatures=[
         {"id": "bare", "pattern": "hipErrorTestBare\\b",
          "examples": [{"text": bare, "source": "https://github.com/ROCm/hip/issues/1"}]}]))
-    out = root.parent / "site"
-    r = build(root, out)
-    assert r.returncode == 0, r.stdout + r.stderr
-    httpd, base = serve(out)
-    yield root, base, bare + "\n"
-    httpd.shutdown()
+    with _built_and_served(root) as base:
+        yield root, base, bare + "\n"
 
 
 def test_paste_page_shows_a_bare_page_message_s_causes_as_likely(browser, bare_message_server):  # noqa: F811
@@ -125,7 +132,7 @@ def generic_line_server(tmp_path_factory):
     """RMN-0001 with a generic (priority 1) signature beside its own: that line alone is likely (multicause.py)."""
     import yaml
 
-    from conftest import build, make_root
+    from conftest import make_root
     root = make_root(tmp_path_factory.mktemp("generic") / "root", with_docs=True)
     path = root / "errata" / "compile" / "RMN-0001.yaml"
     entry = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -133,12 +140,8 @@ def generic_line_server(tmp_path_factory):
     entry["signatures"].append({"id": "generic-test", "priority": 1, "pattern": "hipErrorTestGeneric\\b",
                                 "examples": [{"text": line, "source": "https://github.com/ROCm/hip/issues/1"}]})
     path.write_text(yaml.safe_dump(entry, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    out = root.parent / "site"
-    r = build(root, out)
-    assert r.returncode == 0, r.stdout + r.stderr
-    httpd, base = serve(out)
-    yield root, base, line + "\n"
-    httpd.shutdown()
+    with _built_and_served(root) as base:
+        yield root, base, line + "\n"
 
 
 def test_paste_page_shows_a_generic_line_alone_as_likely_in_both_languages(browser, generic_line_server):  # noqa: F811
