@@ -167,14 +167,21 @@ def component_name(c: str) -> str:
 def applies_phrases(d: dict, lang: str = "en") -> list[str]:
     """Plain-words version ranges ('ROCm from 6.0, before 6.2 (changed in 6.2)'); from `applies_to` when the
     entry has it, else from its triggers. fixed_in is the release whose change ends the range: a fix, or a
-    change of route (RMN-0161), so the page says 'changed', and the evidence says which."""
+    change of route (RMN-0161), so the page says 'changed', and the evidence says which. Components of any
+    version are named together ('PyTorch, vLLM: any version'): the fix box's line has a phone's width to fit."""
     w = uitext.APPLIES[uitext.check(lang)]
-    out = []
+    out, anyv = [], []
     for a in d.get("applies_to") or []:
+        if str(a["versions"]).strip() in ("", "any") and not a.get("fixed_in"):
+            anyv.append(component_name(a["component"]))     # said once for all of them, after the ranges
+            continue
         s = f"{component_name(a['component'])} {version_words(a['versions'], lang)}"
         if a.get("fixed_in"):
             s += w["changed"].format(a["fixed_in"])
         out.append(s)
+    if anyv:
+        out.append(w["any_of"].format(w["archs_sep"].join(anyv)) if len(anyv) > 1
+                   else f"{anyv[0]} {w['any_version']}")
     if out:
         return out
     t = d.get("triggers") or {}
