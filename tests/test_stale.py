@@ -166,6 +166,9 @@ STILL_DUE = {
     # RMN-0411's llama.cpp range at b10043: the newest tree read is the ggml-org/ggml sync of 2026-08-21 (later than
     # b10043); llama.cpp's own trees of builds up to b11541 were not read. RMN-0412's llama.cpp range likewise
     "RMN-0411", "RMN-0412",
+    # RMN-0420's pytorch range at 2.14.1: torch/cuda/__init__.py read in the 2.3.1, 2.4.0 and 2.14.1 wheels; 2.15.0's
+    # could not be downloaded here (the machine's pip constraints stop at torch 2.14.1)
+    "RMN-0420",
 }
 
 
