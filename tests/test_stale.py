@@ -166,6 +166,10 @@ STILL_DUE = {
     # RMN-0411's llama.cpp range at b10043: the newest tree read is the ggml-org/ggml sync of 2026-08-21 (later than
     # b10043); llama.cpp's own trees of builds up to b11541 were not read. RMN-0412's llama.cpp range likewise
     "RMN-0411", "RMN-0412",
+    # RMN-0423's llvm range at 18.1: the compressed-bundle format was read in llvm PRs up to #152600 (Aug 2025, v3 by
+    # default) and in clang's ClangOffloadBundler docs; which LLVM release first carries each default, and the
+    # releases up to 23.1.6, were not read release by release
+    "RMN-0423",
 }
 
 
