@@ -169,6 +169,10 @@ STILL_DUE = {
     # RMN-0420's pytorch range at 2.14.1: torch/cuda/__init__.py read in the 2.3.1, 2.4.0 and 2.14.1 wheels; 2.15.0's
     # could not be downloaded here (the machine's pip constraints stop at torch 2.14.1)
     "RMN-0420",
+    # RMN-0423's llvm range at 18.1: the compressed-bundle format was read in llvm PRs up to #152600 (Aug 2025, v3 by
+    # default) and in clang's ClangOffloadBundler docs; which LLVM release first carries each default, and the
+    # releases up to 23.1.6, were not read release by release
+    "RMN-0423",
 }
 
 
