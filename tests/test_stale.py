@@ -166,6 +166,10 @@ STILL_DUE = {
     # RMN-0411's llama.cpp range at b10043: the newest tree read is the ggml-org/ggml sync of 2026-08-21 (later than
     # b10043); llama.cpp's own trees of builds up to b11541 were not read. RMN-0412's llama.cpp range likewise
     "RMN-0411", "RMN-0412",
+    # RMN-0425's llama.cpp range at b6816: the newest build whose log was read with these messages (llama.cpp#16725);
+    # a stored ggml-cuda.cu of an unidentified later build has the same formats. RMN-0426's kokkos range at 5.1.0:
+    # Kokkos' CHANGELOG read up to 5.1.0; 5.2.x and the error text of 5.x sources were not read
+    "RMN-0425", "RMN-0426",
 }
 
 
