@@ -173,6 +173,10 @@ STILL_DUE = {
     # default) and in clang's ClangOffloadBundler docs; which LLVM release first carries each default, and the
     # releases up to 23.1.6, were not read release by release
     "RMN-0423",
+    # RMN-0425's llama.cpp range at b6816: the newest build whose log was read with these messages (llama.cpp#16725);
+    # a stored ggml-cuda.cu of an unidentified later build has the same formats. RMN-0426's kokkos range at 5.1.0:
+    # Kokkos' CHANGELOG read up to 5.1.0; 5.2.x and the error text of 5.x sources were not read
+    "RMN-0425", "RMN-0426",
 }
 
 
