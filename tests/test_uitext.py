@@ -70,8 +70,8 @@ def test_applies_line_in_chinese_keeps_the_data_and_drops_the_words():
 def test_components_of_any_version_are_named_once_after_the_ranges():
     """The fix box's line has a phone's width: 'PyTorch, vLLM, ROCm: any version', not the words three times; a
     range, and an any-version row with fixed_in, keep their own phrase."""
-    d = {"applies_to": [{"component": "pytorch", "versions": "any"}, {"component": "sglang", "versions": ">=0.5.17,<0.5.20",
-                                                                        "fixed_in": "0.5.20"},
+    d = {"applies_to": [{"component": "pytorch", "versions": "any"},
+                        {"component": "sglang", "versions": ">=0.5.17,<0.5.20", "fixed_in": "0.5.20"},
                         {"component": "vllm", "versions": "any"}, {"component": "rocm", "versions": "any"},
                         {"component": "hip", "versions": "any", "fixed_in": "6.0"}], "reviewed": "2026-12-07"}
     assert phrases.applies_phrases(d) == ["sglang from 0.5.17, before 0.5.20 (changed in 0.5.20)",

@@ -18,10 +18,12 @@ VERSION_OPS = {
 }
 
 APPLIES = {
-    "en": {"any_version": "any version", "any_of": "{}: any version", "bounds": "{}–{}", "ops_sep": ", ", "list_sep": "; ", "archs_sep": ", ",
+    "en": {"any_version": "any version", "any_of": "{}: any version",
+           "bounds": "{}–{}", "ops_sep": ", ", "list_sep": "; ", "archs_sep": ", ",
            "gpu": "GPU {}", "changed": " (changed in {})", "applies": "Applies to {}", "reviewed": "reviewed {}",
            "updated": "updated {}", "sep": " · "},
-    "zh": {"any_version": "任意版本", "any_of": "{} 任意版本", "bounds": "{}–{}", "ops_sep": "，", "list_sep": "；", "archs_sep": "、",
+    "zh": {"any_version": "任意版本", "any_of": "{} 任意版本",
+           "bounds": "{}–{}", "ops_sep": "，", "list_sep": "；", "archs_sep": "、",
            "gpu": "GPU {}", "changed": "（{} 起有变化）", "applies": "适用于 {}", "reviewed": "审阅于 {}",
            "updated": "更新于 {}", "sep": " · "},
 }
