@@ -333,7 +333,8 @@ def test_search_ranks_as_materials_own_search_worker():
     material_docs = []
     for d in docs:
         eid, k = d["ref"].split("#")
-        material_docs.append({"location": f"{eid}/" if k == "0" else f"{eid}/#s{k}", "boost": 4, "tags": d["tags"],
+        material_docs.append({"location": f"{eid}/" if k == "0" else f"{eid}/#s{k}", "boost": d["boost"],
+                              "tags": d["tags"],
                               "title": searchindex.segment_zh(d["title"], jieba),
                               "text": searchindex.segment_zh(d["text"], jieba)})
     queries = [q["query"] for q in yaml.safe_load((REPO / "tests" / "search_queries.yaml").read_text(

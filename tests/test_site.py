@@ -376,6 +376,23 @@ def test_no_repository_named_means_no_repository_or_edit_links(built):
         assert "errbook.invalid" not in re.sub(r'"\$id"[^,]*', "", html), rel
 
 
+def test_a_cosmetic_entry_is_boosted_less_in_search_on_the_page_and_in_errbook_search():
+    """One source for the page's front matter and the CLI's index: a harmless-message entry gets half the boost,
+    so a generic query reaches the causes first; its own words still find it (test_browser's error-text test)."""
+    from errbook.kb import entries as entries_mod
+    from errbook.web import searchindex
+    loaded, _ = entries_mod.load_all(REPO)
+    act = {e.id: e for e in entries_mod.active(loaded)}
+    cosmetic = [i for i, e in act.items() if e.data.get("cosmetic") is True]
+    assert "RMN-0419" in cosmetic and "RMN-0092" not in cosmetic
+    assert entrypage.search_boost(act["RMN-0419"].data) == entrypage.COSMETIC_SEARCH_BOOST
+    assert entrypage.COSMETIC_SEARCH_BOOST < entrypage.ENTRY_SEARCH_BOOST
+    assert entrypage.search_boost(act["RMN-0092"].data) == entrypage.ENTRY_SEARCH_BOOST
+    boosts = {d["ref"].split("#")[0]: d["boost"] for d in searchindex.entry_docs([act["RMN-0419"], act["RMN-0092"]])}
+    assert boosts == {"RMN-0419": entrypage.COSMETIC_SEARCH_BOOST, "RMN-0092": entrypage.ENTRY_SEARCH_BOOST}
+    assert f'"search": {{"boost": {entrypage.COSMETIC_SEARCH_BOOST}}}' in entrypage._header(act["RMN-0419"].data)[0]
+
+
 def test_entry_search_metadata(rich):
     _, out = rich
     idx = json.loads((out / "search" / "search_index.json").read_text())

@@ -51,6 +51,15 @@ LANG_SWITCH = ('<div class="eb-langswitch" role="group" aria-label="Language / è
 # Search: entry pages rank above the hand-written pages that mention the same words. Index pages (all
 # entries, classes, matrix, corrections) only repeat what entry pages say: they stay out of the index.
 ENTRY_SEARCH_BOOST = 4
+# A cosmetic entry (`cosmetic: true`) says a message is harmless (RMN-0419's "Could not detect ROCm GPU
+# architecture"): its own words still find it, but a generic query ("rocm unable to detect gpu") is about a failure
+# and should reach the causes first. Half the boost (measured on tests/search_queries.yaml, 2026-12-07).
+COSMETIC_SEARCH_BOOST = 2
+
+
+def search_boost(d: dict) -> int:
+    """The page's search boost: ENTRY_SEARCH_BOOST, or COSMETIC_SEARCH_BOOST for an entry of harmless messages."""
+    return COSMETIC_SEARCH_BOOST if d.get("cosmetic") is True else ENTRY_SEARCH_BOOST
 
 
 def entry_page(e, by_id: dict, records_by_platform: dict, notebooks: frozenset, links: Links, raw: RawBlocks,
@@ -90,7 +99,7 @@ def _header(d: dict) -> list[str]:
     cause = cause_line(d)
     # Themes print the front-matter title into <title> unescaped: escape it here.
     md = [front_matter({"title": html.escape(f"{d['id']} Â· {d['title']}"), "tags": d.get("tags", []),
-                        "description": html.escape(cause[:300]), "search": {"boost": ENTRY_SEARCH_BOOST},
+                        "description": html.escape(cause[:300]), "search": {"boost": search_boost(d)},
                         "hide": ["tags"]})]     # tags are listed below the fix box: the first screen is for the fix
     zh = d.get("title_zh")
     md.append(_title(d, zh_too=bool(zh)))     # first: the search's top

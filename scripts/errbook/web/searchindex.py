@@ -30,8 +30,8 @@ from pathlib import Path
 
 from errbook.common import paths
 from errbook.kb import fixsteps
-from errbook.web import phrases
-from errbook.web.entrypage import ENTRY_SEARCH_BOOST
+from errbook.web import entrypage, phrases
+from errbook.web.entrypage import COSMETIC_SEARCH_BOOST, ENTRY_SEARCH_BOOST, search_boost
 
 PROXIMITY = 2                # errbook-search.js
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -200,7 +200,8 @@ def _spaced(text: str, separator: re.Pattern, jieba) -> str:
 def entry_docs(entries: list) -> list[dict]:
     """The index's documents: one per section of each entry's page; ref is ID#k, k = 0 the page's top."""
     return [{"ref": f"{e.id}#{k}", "title": s["title"], "text": s["text"], "tags": list(s.get("tags", [])),
-             "top": bool(s.get("top"))} for e in entries for k, s in enumerate(sections(e.data))]
+             "top": bool(s.get("top")), "boost": search_boost(e.data)}
+            for e in entries for k, s in enumerate(sections(e.data))]
 
 
 def _tokens(obj, metadata=None):
@@ -366,9 +367,9 @@ def _fingerprint(root: Path, files: list[Path]) -> str:
     for p in files:
         st = p.stat()
         h.update(f"{p.relative_to(root)}:{st.st_mtime_ns}:{st.st_size}".encode())
-    for f in (root / "mkdocs.yml", Path(__file__), Path(phrases.__file__)):
+    for f in (root / "mkdocs.yml", Path(__file__), Path(phrases.__file__), Path(entrypage.__file__)):
         h.update(f.read_bytes())
-    h.update(str(ENTRY_SEARCH_BOOST).encode())
+    h.update(f"{ENTRY_SEARCH_BOOST}/{COSMETIC_SEARCH_BOOST}".encode())
     return h.hexdigest()[:16]
 
 
