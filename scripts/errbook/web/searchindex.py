@@ -7,9 +7,10 @@ What the site does, and where this takes it from (one source of truth each):
 - Chinese segmented with jieba at index time, with the plugin's extra words (web/plugin.py ZH_WORDS), as Material's
   search plugin does; a Chinese query segmented against the index's vocabulary (Material's worker, ported);
 - lunr's b = 0 (no field-length normalisation), as Material's worker sets it;
-- entry pages boosted by ENTRY_SEARCH_BOOST (web/entrypage.py); a page is indexed in sections (its top, then each
-  heading), a top section scoring (1 + (1 + f)^2) and a subsection (1 + f^2) times lunr's score, f being the share
-  of query words it holds (Material's worker); a page ranks by its best section;
+- entry pages boosted by web/entrypage.py's search_boost (ENTRY_SEARCH_BOOST, less for a cosmetic entry); a page
+  is indexed in sections (its top, then each heading), a top section scoring (1 + (1 + f)^2) and a subsection
+  (1 + f^2) times lunr's score, f being the share of query words it holds (Material's worker); a page ranks by its
+  best section;
 - the query rewriting of web/assets/search-query.js (fix_query: exact words, contractions, operators as spaces,
   a last word being typed as a prefix) and Material's worker (words that stay prefixes get a trailing *);
 - the proximity signal of web/assets/errbook-search.js (PROXIMITY, window twice the query's length, at least 40).
@@ -31,7 +32,7 @@ from pathlib import Path
 from errbook.common import paths
 from errbook.kb import fixsteps
 from errbook.web import entrypage, phrases
-from errbook.web.entrypage import COSMETIC_SEARCH_BOOST, ENTRY_SEARCH_BOOST, search_boost
+from errbook.web.entrypage import ENTRY_SEARCH_BOOST, search_boost
 
 PROXIMITY = 2                # errbook-search.js
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -367,9 +368,8 @@ def _fingerprint(root: Path, files: list[Path]) -> str:
     for p in files:
         st = p.stat()
         h.update(f"{p.relative_to(root)}:{st.st_mtime_ns}:{st.st_size}".encode())
-    for f in (root / "mkdocs.yml", Path(__file__), Path(phrases.__file__), Path(entrypage.__file__)):
+    for f in (root / "mkdocs.yml", Path(__file__), Path(phrases.__file__), Path(entrypage.__file__)):   # boosts too
         h.update(f.read_bytes())
-    h.update(f"{ENTRY_SEARCH_BOOST}/{COSMETIC_SEARCH_BOOST}".encode())
     return h.hexdigest()[:16]
 
 
