@@ -143,12 +143,17 @@ COMPONENTS = {"rocm": "ROCm", "hip": "HIP", "pytorch": "PyTorch", "rocblas": "ro
               "hipcc": "hipcc", "amdgpu": "amdgpu driver", "jax": "JAX", "onnxruntime": "ONNX Runtime"}
 
 
+def any_version(rng) -> bool:
+    """Whether a range holds every version ('any', or left empty)."""
+    return str(rng).strip() in ("", "any")
+
+
 def version_words(rng: str, lang: str = "en") -> str:
     """'>=6.0, <6.2' -> 'from 6.0, before 6.2' ('6.0 起，6.2 之前' in zh); 'any' -> 'any version'."""
     ops, w = uitext.VERSION_OPS[uitext.check(lang)], uitext.APPLIES[lang]
-    rng = str(rng).strip()
-    if rng in ("", "any"):
+    if any_version(rng):
         return w["any_version"]
+    rng = str(rng).strip()
     parts = [p.strip() for p in rng.split(",") if p.strip()]
     found = [re.match(r"(>=|<=|==|!=|~=|>|<|=)\s*(.+)", p) for p in parts]
     if all(found):
@@ -172,7 +177,7 @@ def applies_phrases(d: dict, lang: str = "en") -> list[str]:
     w = uitext.APPLIES[uitext.check(lang)]
     out, anyv = [], []
     for a in d.get("applies_to") or []:
-        if str(a["versions"]).strip() in ("", "any") and not a.get("fixed_in"):
+        if any_version(a["versions"]) and not a.get("fixed_in"):
             anyv.append(component_name(a["component"]))     # said once for all of them, after the ranges
             continue
         s = f"{component_name(a['component'])} {version_words(a['versions'], lang)}"
