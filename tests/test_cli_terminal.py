@@ -316,6 +316,41 @@ def test_search_in_a_small_checkout(mini_root):
     assert nothing.returncode == 1 and b"nothing found" in nothing.stdout
 
 
+def _material_ranking(docs: list[dict], queries: list[str]) -> list[list[str]]:
+    """Material's search worker with the site's two scripts (tests/js/material_search.cjs) on `docs` (entry_docs'
+    shape): the pages' locations per query, best first."""
+    import material
+    cfg = searchindex.site_config(REPO)
+    worker = next((Path(material.__file__).parent / "templates/assets/javascripts/workers").glob("search.*.min.js"))
+    assets = REPO / "scripts" / "errbook" / "web" / "assets"
+    request = {"config": {"lang": [cfg["lang"]], "separator": cfg["separator"], "pipeline": cfg["pipeline"],
+                          "fields": {k: {"boost": v} for k, v in cfg["fields"].items()}},
+               "docs": [{"location": d["ref"].replace("#0", "/"), "boost": d.get("boost", 1), "tags": d["tags"],
+                         "title": d["title"], "text": d["text"]} for d in docs],
+               "queries": queries}
+    r = subprocess.run([NODE, str(REPO / "tests" / "js" / "material_search.cjs"), str(worker),
+                        str(assets / "errbook-search.js"), str(assets / "search-query.js")],
+                       input=json.dumps(request), capture_output=True, text=True, timeout=120, check=True)
+    return [[loc.rstrip("/") for loc in row] for row in json.loads(r.stdout)]
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
+def test_a_page_holding_the_query_as_written_outranks_one_holding_its_words_apart(monkeypatch):
+    """The phrase signal, in both engines: the words of "HIP out of memory" held together (a stop word between, as
+    the query writes it) beat a page holding them apart within the proximity window, with more memory* words."""
+    apart = "HIP runtime notes: the allocator reports memory_allocated and memory_reserved; a kernel ran out of registers"
+    together = "The training step failed: HIP out of memory. Tried to allocate 2 GiB on device 0 while others ran"
+    docs = [{"ref": f"RMN-900{i}#0", "title": f"Page {i}", "text": t, "tags": [], "top": True, "boost": 1}
+            for i, t in ((1, apart), (2, together))]
+    docs += [{"ref": f"RMN-99{i:02d}#0", "title": "Other", "text": f"filler words number {i} about nothing",
+              "tags": [], "top": True, "boost": 1} for i in range(20)]     # an index of some size, for idf
+    site = searchindex.SiteSearch([], searchindex.site_config(REPO), docs=docs)
+    assert [r["id"] for r in site.search("HIP out of memory", 2)] == ["RMN-9002", "RMN-9001"]
+    assert _material_ranking(docs, ["HIP out of memory"])[0][:2] == ["RMN-9002", "RMN-9001"]
+    monkeypatch.setattr(searchindex, "PHRASE", 1)          # without the signal the words-apart page wins
+    assert [r["id"] for r in site.search("HIP out of memory", 2)] == ["RMN-9001", "RMN-9002"]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
 def test_search_ranks_as_materials_own_search_worker():
@@ -352,8 +387,9 @@ def test_search_ranks_as_materials_own_search_worker():
     top1 = sum(a[:1] == b[:1] for a, b in zip(ours, theirs, strict=True))
     top3 = sum(a == b for a, b in zip(ours, theirs, strict=True))
     print(f"same first entry as Material's worker: {top1} of {len(queries)}; same top 3 in order: {top3}")
-    assert top1 >= 0.97 * len(queries)         # 234 of 237 measured on 2026-12-07
-    assert top3 >= 0.85 * len(queries)         # 213 of 237
+    # 275 of 275 and 261 of 275 measured on 2026-12-07 once both engines read a typed prefix and stop words alike
+    assert top1 >= 0.97 * len(queries)
+    assert top3 >= 0.90 * len(queries)
 
 
 @pytest.mark.slow

@@ -13,7 +13,8 @@ What the site does, and where this takes it from (one source of truth each):
   best section;
 - the query rewriting of web/assets/search-query.js (fix_query: exact words, contractions, operators as spaces,
   a last word being typed as a prefix) and Material's worker (words that stay prefixes get a trailing *);
-- the proximity signal of web/assets/errbook-search.js (PROXIMITY, window twice the query's length, at least 40).
+- the proximity and phrase signals of web/assets/errbook-search.js (PROXIMITY, window twice the query's length, at
+  least 40; PHRASE, the query's words as adjacent as the query writes them).
 
 Deliberate differences: only entries are indexed (hand-written pages are not results of `errbook search`); an
 entry's sections hold its fields' text (what its page renders, less the parts the page keeps out of the index)
@@ -35,6 +36,7 @@ from errbook.web import entrypage, phrases
 from errbook.web.entrypage import ENTRY_SEARCH_BOOST, search_boost
 
 PROXIMITY = 2                # errbook-search.js
+PHRASE = 2                   # errbook-search.js
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
@@ -294,15 +296,21 @@ class SiteSearch:
         except (QueryParseError, KeyError, ValueError):
             return []
         words = _query_words(q)
+        # the words lunr searches: its pipeline drops stop words, except from a prefix (lunr: no pipeline for those)
+        stop = _stop_words(self.config["pipeline"])
+        searched = [(w, p) for w, p in words if p or w not in stop]
         span = max(40, 2 * len(re.sub(r"~\d+", "", q)))
+        written = sum(1 for w in q.split() if not w.startswith("-"))      # the query's words, stop words counted
         best: dict[str, dict] = {}
         for r in results:
             meta = r["match_data"].metadata
             score = r["score"] * self._section_factor(r["ref"], words, meta)
-            if len(words) >= 2:
-                k = _nearest(words, meta, span)
+            if len(searched) >= 2:
+                k = _nearest(searched, meta, span)
                 if k >= 2:
-                    score *= 1 + PROXIMITY * (k / len(words)) ** 2
+                    score *= 1 + PROXIMITY * (k / len(searched)) ** 2
+                if k == len(searched) and _nearest(searched, meta, written - 1) == k:
+                    score *= PHRASE
             eid = r["ref"].split("#")[0]
             cur = best.setdefault(eid, {"id": eid, "score": 0.0, "words": set()})
             cur["score"] = max(cur["score"], score)
@@ -318,6 +326,12 @@ class SiteSearch:
         missing = sum(1 for w, _prefix in words if w not in WORDS and not any(t.startswith(w) for t in meta))
         g = (1 if ref in self.top_refs else 0) + (found / (found + missing) if found + missing else 0)
         return 1 + g * g
+
+
+def _stop_words(pipeline: list[str]) -> frozenset[str]:
+    """The words the index pipeline drops (lunr's English stop words when the pipeline has the filter)."""
+    from lunr.stop_word_filter import WORDS
+    return frozenset(WORDS) if "stopWordFilter" in pipeline else frozenset()
 
 
 def _query_words(q: str) -> list[tuple[str, bool]]:

@@ -13,6 +13,10 @@
  * score multiplied by 1 + PROXIMITY * (k/n)^2, for k >= 2: the classic proximity signal of phrase search with
  * slop, read from the word positions lunr already returns. One-word queries are unchanged.
  *
+ * Phrase: a result holding all of them as close as the query writes them (its words in a window of as many
+ * positions as the query has words, stop words counted) scores PHRASE times more. Without it a page that says
+ * "HIP out of memory" lost to pages holding "hip", "out" and many memory_* words within the wide window.
+ *
  * Entry results say which entry and class they are (issue 27 item 13): the site writes each entry's class as
  * self.ERRBOOK_SEARCH_ENTRIES ({"RMN-0090": "Runtime", ...}) at the end of this file, and each result's page
  * title gets "RMN-0090 · Runtime" in front of it. Only what is shown changes, not what is indexed or ranked.
@@ -56,19 +60,28 @@
     return key;
   };
 
-  const PROXIMITY = 2, BLOCK = 1 << 20;
+  const PROXIMITY = 2, PHRASE = 2, BLOCK = 1 << 20;
   const Index = self.lunr.Index, Query = self.lunr.Query, QueryParser = self.lunr.QueryParser;
   if (!Index || !Query || !QueryParser) return;
 
-  // The query's words as lunr searches them (its parser and search pipeline), each with whether it is a prefix.
+  // The query's words as lunr searches them (its parser and search pipeline), each with whether it is a prefix
+  // (lunr's parser leaves a typed "memory*" as that term, flagged by no wildcard), less the stop words the index
+  // never holds (a prefix keeps its stop word: lunr runs no pipeline on it); out.written: how many words the query
+  // writes, stop words counted.
+  const isStop = (t) => typeof self.lunr.stopWordFilter === "function" &&
+    self.lunr.stopWordFilter(new self.lunr.Token(t)) === undefined;
   function queryWords(index, text) {
     const q = new Query(index.fields);
-    try { new QueryParser(text, q).parse(); } catch (e) { return []; }
     const out = [];
+    out.written = 0;
+    try { new QueryParser(text, q).parse(); } catch (e) { return out; }
     for (const c of q.clauses) {
       if (c.presence === Query.presence.PROHIBITED) continue;
-      const terms = c.usePipeline ? index.pipeline.runString(c.term, { fields: c.fields }) : [c.term];
-      const prefix = Boolean(c.wildcard & Query.wildcard.TRAILING);
+      out.written++;
+      const prefix = Boolean(c.wildcard & Query.wildcard.TRAILING) || /\*$/.test(c.term);
+      const bare = c.term.replace(/\*+$/, "");
+      if (!prefix && isStop(bare)) continue;
+      const terms = c.usePipeline ? index.pipeline.runString(bare, { fields: c.fields }) : [bare];
       for (const t of terms) if (t && !out.some((w) => w.term === t)) out.push({ term: t, prefix });
     }
     return out;
@@ -108,8 +121,10 @@
     if (words.length < 2) return results;
     const span = Math.max(40, 2 * String(text).replace(/~\d+/g, "").length);
     for (const r of results) {
-      const k = nearest(words, (r.matchData && r.matchData.metadata) || {}, span);
+      const metadata = (r.matchData && r.matchData.metadata) || {};
+      const k = nearest(words, metadata, span);
       if (k >= 2) r.score *= 1 + PROXIMITY * (k / words.length) ** 2;
+      if (k === words.length && nearest(words, metadata, words.written - 1) === k) r.score *= PHRASE;
     }
     return results.sort((a, b) => b.score - a.score);
   };
