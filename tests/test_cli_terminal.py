@@ -338,7 +338,8 @@ def _material_ranking(docs: list[dict], queries: list[str]) -> list[list[str]]:
 def test_a_page_holding_the_query_as_written_outranks_one_holding_its_words_apart(monkeypatch):
     """The phrase signal, in both engines: the words of "HIP out of memory" held together (a stop word between, as
     the query writes it) beat a page holding them apart within the proximity window, with more memory* words."""
-    apart = "HIP runtime notes: the allocator reports memory_allocated and memory_reserved; a kernel ran out of registers"
+    apart = ("HIP runtime notes: the allocator reports memory_allocated and memory_reserved; a kernel ran out of "
+             "registers")
     together = "The training step failed: HIP out of memory. Tried to allocate 2 GiB on device 0 while others ran"
     docs = [{"ref": f"RMN-900{i}#0", "title": f"Page {i}", "text": t, "tags": [], "top": True, "boost": 1}
             for i, t in ((1, apart), (2, together))]
