@@ -334,6 +334,13 @@ def _material_ranking(docs: list[dict], queries: list[str]) -> list[list[str]]:
     return [[loc.rstrip("/") for loc in row] for row in json.loads(r.stdout)]
 
 
+def test_the_search_weights_are_the_same_in_both_engines():
+    """errbook-search.js runs inside Material's worker (no bundle reaches it), so its two weights are written twice."""
+    js = (REPO / "scripts" / "errbook" / "web" / "assets" / "errbook-search.js").read_text(encoding="utf-8")
+    m = re.search(r"const PROXIMITY = (\d+(?:\.\d+)?), PHRASE = (\d+(?:\.\d+)?),", js)
+    assert m and (float(m.group(1)), float(m.group(2))) == (searchindex.PROXIMITY, searchindex.PHRASE)
+
+
 @pytest.mark.skipif(NODE is None, reason="Node.js is not installed")
 def test_a_page_holding_the_query_as_written_outranks_one_holding_its_words_apart(monkeypatch):
     """The phrase signal, in both engines: the words of "HIP out of memory" held together (a stop word between, as
