@@ -177,6 +177,11 @@ STILL_DUE = {
     # a stored ggml-cuda.cu of an unidentified later build has the same formats. RMN-0426's kokkos range at 5.1.0:
     # Kokkos' CHANGELOG read up to 5.1.0; 5.2.x and the error text of 5.x sources were not read
     "RMN-0425", "RMN-0426",
+    # RMN-0427's rocm ranges at 6.2.2: the newest tagged clr sources read (rocm-6.0.0 to 6.2.2); the stored 2026
+    # rocm-systems sources no longer print 'Cannot find CO in the bundle' and log 'Cannot find the function' at level
+    # 3 (PR #6623), and the releases that first shipped those changes were not identified. RMN-0428's pytorch range at
+    # 2.14.1: LoadHIP.cmake read in the 2.2.0, 2.3.x, 2.6.0 and 2.14.1 wheels; 2.15.0's could not be downloaded here
+    "RMN-0427", "RMN-0428",
 }
 
 
