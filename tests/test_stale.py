@@ -177,6 +177,10 @@ STILL_DUE = {
     # a stored ggml-cuda.cu of an unidentified later build has the same formats. RMN-0426's kokkos range at 5.1.0:
     # Kokkos' CHANGELOG read up to 5.1.0; 5.2.x and the error text of 5.x sources were not read
     "RMN-0425", "RMN-0426",
+    # RMN-0424's llama.cpp range at b10043: GGML_NATIVE's default and the CPU backend's -march=native read in the
+    # ggml-org/ggml sync of 2026-08-21 (later than b10043) and stored llama.cpp copies of unknown build; builds up to
+    # b11541 were not read, as for RMN-0411
+    "RMN-0424",
 }
 
 
