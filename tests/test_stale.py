@@ -182,6 +182,10 @@ STILL_DUE = {
     # 3 (PR #6623), and the releases that first shipped those changes were not identified. RMN-0428's pytorch range at
     # 2.14.1: LoadHIP.cmake read in the 2.2.0, 2.3.x, 2.6.0 and 2.14.1 wheels; 2.15.0's could not be downloaded here
     "RMN-0427", "RMN-0428",
+    # RMN-0424's llama.cpp range at b10043: GGML_NATIVE's default and the CPU backend's -march=native read in the
+    # ggml-org/ggml sync of 2026-08-21 (later than b10043) and stored llama.cpp copies of unknown build; builds up to
+    # b11541 were not read, as for RMN-0411
+    "RMN-0424",
 }
 
 
