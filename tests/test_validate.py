@@ -259,3 +259,20 @@ def test_checked_at_newer_than_releases_yaml_is_a_finding(mini_root):
     f = run(mini_root, text)
     assert [(x.field, x.line) for x in f] == [("applies_to[0].checked_at", line_of(text, 'checked_at: "99.0"'))]
     assert "newer than the newest rocm release" in f[0].message
+
+
+def test_a_signature_matching_a_benign_tuning_log_is_named_unless_it_is_an_observation(mini_root):
+    """Benign output may show a condition an entry describes (an observation), never a diagnosis."""
+    benign = mini_root / "errata" / "corpus" / "benign"
+    benign.mkdir(parents=True)
+    (benign / "x-healthy-build.log").write_text("checking headers\nmain.cpp:1:10: fatal error: 'cuda_runtime.h' file "
+                                                "not found (probe of an optional CUDA path)\n", encoding="utf-8")
+    (benign / "x-healthy-build.yaml").write_text("source: \"captured: a test\"\ncategory: misc\nnear_miss: true\n"
+                                                 "split: dev\n", encoding="utf-8")
+    f = run(mini_root, BASE)
+    assert len(f) == 1 and "signature 'cuda-header-not-found' matches benign log" in f[0].message
+    assert f[0].line == line_of(BASE, "- id: cuda-header-not-found")
+    observed = BASE.replace("    priority: 4\n    pattern: \"fatal error: '?cuda",
+                            "    priority: 4\n    level: observation\n    pattern: \"fatal error: '?cuda", 1)
+    assert observed != BASE
+    assert run(mini_root, observed) == []
