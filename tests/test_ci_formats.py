@@ -23,7 +23,7 @@ REAL = REPO / "errata" / "corpus" / "real"
 UNSEEN = REPO / "errata" / "corpus" / "unseen"
 COMPILER = REAL / "RMN-0075-1.log"          # clang: path:line:col: error: ... (a diagnosis with a source position)
 RUNTIME = REAL / "RMN-0090-1.log"           # a HIP runtime log: a diagnosis, then an observation
-LIKELY = UNSEEN / "RMN-0157-tf-1-11-gfx701-minimum-isa.log"      # second stage only
+LIKELY = UNSEEN / "RMN-0042-iree-windows-w7900-enable-peer-access.log"      # second stage only
 NONE = UNSEEN / "RMN-0003-kokkos-amdclang-hipregistervar-undefined.log"    # no entry; one failure line
 SITE = "https://team.example/errbook/"
 

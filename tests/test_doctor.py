@@ -47,6 +47,8 @@ EXPECTED = {
                               # the unbound AMD GPU: missing firmware (RMN-0164) or no BAR space (RMN-0396)
                               ("RMN-0396", "amd-gpu-without-driver"),
                               ("RMN-0196", "max-autotune-gate-gfx8-gfx10"), ("RMN-0206", "amd-log-level-3-or-more"),
+                              # AMD_LOG_LEVEL set: RMN-0427's lookup lines (Cannot find CO ...) will show
+                              ("RMN-0427", "amd-log-level-set"),
                               # Ubuntu's libamdhip64.so.5 in /usr beside /opt/rocm-6.4.1: two HIP stacks
                               ("RMN-0216", "distro-hip-runtime-beside-amd-rocm"),
                               ("RMN-0217", "loader-sees-usr-and-another-hip")},

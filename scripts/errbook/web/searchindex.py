@@ -398,10 +398,12 @@ def for_checkout(root: Path) -> SiteSearch:
     fp = _fingerprint(root, entries_mod.entry_files(root))
     cache = paths.cache_dir(root) / f"search-{fp}.pickle"
     try:
-        site = pickle.loads(regfile.read_regular(cache, MAX_CACHE_BYTES, follow=False))
+        with _deep_enough():
+            site = pickle.loads(regfile.read_regular(cache, MAX_CACHE_BYTES, follow=False))
         if isinstance(site, SiteSearch):
             return site
-    except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError):
+    except (OSError, ValueError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError,
+            RecursionError):
         pass
     good, _ = usable.usable_entries(root)
     site = SiteSearch(list(entries_mod.active(good)), site_config(root))
@@ -410,7 +412,23 @@ def for_checkout(root: Path) -> SiteSearch:
         for old in cache.parent.glob("search-*.pickle"):
             if old != cache:
                 old.unlink()
-        regfile.write_atomic(cache, pickle.dumps(site, protocol=pickle.HIGHEST_PROTOCOL), mode=0o644)
-    except OSError:
-        pass                 # a read-only checkout still searches, only slower
+        with _deep_enough():
+            data = pickle.dumps(site, protocol=pickle.HIGHEST_PROTOCOL)
+        regfile.write_atomic(cache, data, mode=0o644)
+    except (OSError, RecursionError):
+        pass                 # a read-only checkout (or an index too deep to pickle) still searches, only slower
     return site
+
+
+class _deep_enough:
+    """lunr's token set is a trie as deep as the index's longest word (a Tensile kernel name of an entry's example
+    is 600 characters), and pickle recurses along it: the recursion limit is raised for the pickling only."""
+
+    def __enter__(self) -> None:
+        import sys
+        self.saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(self.saved, 20000))
+
+    def __exit__(self, *exc: object) -> None:
+        import sys
+        sys.setrecursionlimit(self.saved)
