@@ -24,10 +24,13 @@ Material's own worker (Node.js) on the same documents and queries and compares t
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import pickle
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from errbook.common import paths
@@ -420,15 +423,13 @@ def for_checkout(root: Path) -> SiteSearch:
     return site
 
 
-class _deep_enough:
+@contextlib.contextmanager
+def _deep_enough() -> Iterator[None]:
     """lunr's token set is a trie as deep as the index's longest word (a Tensile kernel name of an entry's example
     is 600 characters), and pickle recurses along it: the recursion limit is raised for the pickling only."""
-
-    def __enter__(self) -> None:
-        import sys
-        self.saved = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(self.saved, 20000))
-
-    def __exit__(self, *exc: object) -> None:
-        import sys
-        sys.setrecursionlimit(self.saved)
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(saved, 20000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(saved)
