@@ -94,6 +94,26 @@ def test_sigterm_and_ctrl_c_stop_a_parallel_scan_and_leave_no_spill(tmp_path, si
     assert b"Traceback" not in p.stderr.read()
 
 
+@pytest.mark.parametrize("window", ["mkdtemp", "rmtree"])
+def test_a_stop_signal_just_after_the_spill_folder_is_made_or_while_it_is_removed_leaves_nothing(
+        tmp_path, monkeypatch, window):
+    # the two windows where tempfile.TemporaryDirectory leaks its folder (stop 37's CI: the Ctrl-C test above)
+    monkeypatch.setattr(parallel.tempfile, "tempdir", str(tmp_path))
+    module = parallel.tempfile if window == "mkdtemp" else parallel.shutil
+    real = getattr(module, window)
+
+    def signalled(*a, **kw):
+        out = real(*a, **kw) if window == "mkdtemp" else None
+        os.kill(os.getpid(), signal.SIGINT)    # lands here unless the step holds it
+        return out if window == "mkdtemp" else real(*a, **kw)
+    monkeypatch.setattr(module, window, signalled)
+    ran = []
+    with pytest.raises(KeyboardInterrupt), parallel._spill_folder():
+        ran.append(True)
+    assert ran == ([] if window == "mkdtemp" else [True])     # held until mkdtemp returned, then raised
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.slow
 def test_closed_stdin_and_bad_tally_give_messages_not_tracebacks(tmp_path):
     r = subprocess.run([sys.executable, "-m", "errbook.cli", "--root", str(REPO), "triage"],

@@ -11,10 +11,13 @@ and SIGTERM stop every worker, and the spill folder is removed on every path out
 """
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import shutil
 import signal
 import tempfile
+from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import cast
 
@@ -141,6 +144,31 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with status {code}"
 
 
+@contextlib.contextmanager
+def _stops_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait (pending) until the block ends; they are raised when it unblocks them."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
+
+
+@contextlib.contextmanager
+def _spill_folder() -> Iterator[str]:
+    """A temporary folder that a stop signal cannot leave behind: one landing just after mkdtemp, or in the middle
+    of the removal (tempfile.TemporaryDirectory has both windows), is held until the step is done."""
+    tmp = ""
+    try:
+        with _stops_held():
+            tmp = tempfile.mkdtemp(prefix="errbook-triage-")
+        yield tmp
+    finally:
+        if tmp:
+            with _stops_held():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
 def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers: int,
               source: str = "") -> tuple[int, int]:
     """Feed a big regular file into scan with `workers` processes. Raises WorkerDied or SpillFailed."""
@@ -149,12 +177,11 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
     _ = m.prefilter                              # compiled once, inherited by the forked workers
     ctx = multiprocessing.get_context("fork")
     procs, results = [], {}
-    with tempfile.TemporaryDirectory(prefix="errbook-triage-") as tmp:
+    with _spill_folder() as tmp:
         try:
             # Ctrl-C and SIGTERM wait until every worker has its own handlers: a signal landing in a child
             # still inside fork() would print a traceback from interpreter internals.
-            signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
-            try:
+            with _stops_held():
                 for k, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
                     rd, wr = ctx.Pipe(duplex=False)
                     p = ctx.Process(target=_worker, args=(m, path, a, b, os.path.join(tmp, f"{k}.spill"), source, wr),
@@ -162,8 +189,6 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
                     p.start()
                     wr.close()
                     procs.append((k, p, rd))
-            finally:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
             waiting = {rd: (k, p) for k, p, rd in procs}
             while waiting:
                 for ready in wait(list(waiting)):

@@ -13,16 +13,21 @@ import json
 
 from errbook.cli.formats import base
 
+DESCRIPTION_CAP = 1200     # characters: GitLab shows the description as the finding's one-line summary
+
 
 def issue(r: dict, ctx: base.Context) -> dict:
     at = base.primary(r, ctx)
     pos = at.get("source")
     path, line = (pos["path"], pos["line"]) if pos else (at["log"], at["line"] or 1)
     body = base.plain_message(r, ctx)
+    link = f"Entry: {base.entry_url(ctx, r['id'])}"
+    # the cut falls on the cause and fix, never on the page link that ends the description
+    text = base.cap(f"{base.headline(r)}: {body.removesuffix(link)}", DESCRIPTION_CAP - len(link) - 1)
     return {
         "type": "issue",
         "check_name": r["id"],
-        "description": base.cap(f"{base.headline(r)}: {body}", 1200),
+        "description": f"{text} {link}",
         "content": {"body": body},
         "categories": ["Bug Risk"],
         "fingerprint": base.fingerprint(r["id"], path, at["text"]),
