@@ -6,7 +6,7 @@ import pytest
 
 from conftest import REPO, errbook
 from errbook.kb import entries
-from errbook.triage import linescan, matcher, parallel, pipeline
+from errbook.triage import linescan, matcher, parallel, pipeline, ranking
 
 ERR = b"a.hip:1:10: fatal error: 'cuda_runtime.h' file not found\n"
 
@@ -175,3 +175,27 @@ def test_an_observation_is_worth_knowing_not_an_answer(tmp_path):
     assert r.returncode == 0
     assert got[0]["id"] == "RMN-0001" and got[0]["level"] == "diagnosis"
     assert [x["level"] for x in got if x["id"] == "RMN-0193"] == ["observation"]
+
+
+@pytest.mark.slow
+def test_lines_an_observation_accounts_for_do_not_open_the_second_stage(tmp_path):
+    """A healthy AMD_LOG_LEVEL log (RMN-0427's real lines, 'Cannot find CO in the bundle', 'Missing CO for these
+    ISAs') holds failure words, but each line is a condition a cosmetic entry explains: no likely guess, exit 1.
+    A failure line no observation explains still opens the second stage (or is a diagnosis)."""
+    loaded, _ = entries.load_all(REPO)
+    e = next(x for x in loaded if x.id == "RMN-0427")
+    healthy = e["signatures"][0]["examples"][0]["text"]
+    assert "Missing CO for these ISAs" in healthy and "Cannot find CO in the bundle" in healthy
+    log = tmp_path / "amd_log_level.log"
+    log.write_text(healthy, encoding="utf-8")
+    r = errbook("triage", "--json", str(log), root=REPO)
+    got = json.loads(r.stdout)["matches"]
+    assert r.returncode == 1, [(x["id"], x["level"]) for x in got]
+    assert not [x for x in got if x["level"] == "likely"]
+    assert [x["level"] for x in got if x["id"] == "RMN-0427"] == ["observation"]
+    active = list(entries.active(loaded))
+    know = pipeline.knowledge(REPO, active)
+    m = pipeline.build_matcher(active, pages=know.pages)
+    assert ranking.prepare_text(m, know, healthy).stage2 is None
+    other = healthy + "hipMemcpy failed after the copy engine stalled, the run cannot go on\n"
+    assert ranking.prepare_text(m, know, other).stage2 is not None

@@ -72,8 +72,8 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
         return Prepared(results, None, facts, bonus)
     # No diagnosis (observations are worth knowing, not an answer): the second stage may still answer.
     lines = scan.notes.get(retrieval.SAMPLE_NAME) or []
-    if know.index is None or not retrieval.reports_trouble(lines):   # nothing reports trouble: no guess
-        return Prepared(results, None, facts, bonus)
+    if know.index is None or not retrieval.reports_trouble(beyond_observations(scan.m, results, lines)):
+        return Prepared(results, None, facts, bonus)                # nothing reports trouble: no guess
     ranked, qnorm, distinct = know.index.scores(retrieval.tokens("\n".join(lines)))
     adjusted = []
     for s, i in ranked:
@@ -83,6 +83,18 @@ def prepare(scan: matcher.Scan, know: Knowledge, machine_facts: dict | None = No
         adjusted.append((s, i))
     adjusted.sort(key=lambda x: (-x[0], x[1]))
     return Prepared(results, (adjusted, qnorm, distinct), facts, bonus)
+
+
+def beyond_observations(m: matcher.Matcher, results: list[dict], lines: list[str]) -> list[str]:
+    """The query lines that no observation of this log accounts for. A line an observation signature (or a cosmetic
+    entry's signature) matched shows a condition the entry says is not a problem, so it does not open the second
+    stage: a healthy AMD_LOG_LEVEL=4 log is thousands of such lines ("Cannot find CO in the bundle", RMN-0427)."""
+    ids = {r["id"] for r in results if r.get("level") == "observation"}
+    if not ids:
+        return lines
+    rx = [s.compiled[0] for s in m.sigs
+          if s.entry_id in ids and len(s.steps) == 1 and (s.observation or s.entry_id in m.cosmetic)]
+    return [ln for ln in lines if not any(c.search(ln) for c in rx)]
 
 
 def decide(prep: Prepared, know: Knowledge, cal: dict | None = None) -> list[dict]:

@@ -68,6 +68,10 @@ NORMAL_PATTERN = (r":[ \t]*Could not collect[ \t]*$|"
 # "failed=0"): taken out of a line before FAILURE_PATTERN looks at it.
 NEGATED_PATTERN = (r"\b(?:0|no|zero|nothing|without)[ \t]+(?:errors?|failures?|failed|fails?)(?:\(s\))?|"
                    r"\b(?:errors?|failures?|failed|fails?)(?:[ \t]+found)?[ \t]*[:=][ \t]*0(?![0-9.])")
+# A lowercase snake_case name holding a failure word names a thing, not a failure: a CSV column ("norm_error_1" in
+# hipBLASLt's tuning table), a CPU flag (/proc/cpuinfo's "fpu_exception"), a test or function name. Taken out of a
+# line before FAILURE_PATTERN looks at it; CUDA_ERROR_* constants and CamelCase names (RuntimeError) still count.
+IDENTIFIER_PATTERN = r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b"
 # A tool addressing its reader is not a person reporting trouble: a yes/no prompt (pip's "Proceed (Y/n)?") or
 # conditional advice (ComfyUI's "if you have memory or speed issues try using: ..."). The person and prose tests
 # ignore such a line; a failure word on it still counts.
@@ -84,6 +88,7 @@ _PERSON = re.compile(PERSON_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_INFO = re.compile(LOGGER_INFO, re.ASCII)
 _NORMAL = re.compile(NORMAL_PATTERN, re.ASCII)
 _NEGATED = re.compile(NEGATED_PATTERN, re.IGNORECASE | re.ASCII)
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN, re.ASCII)
 _ADDRESSED = re.compile(ADDRESSED_PATTERN, re.IGNORECASE | re.ASCII)
 _LOGGER_ANY = re.compile(LOGGER_ANY, re.ASCII)
 _PLAIN_WORD = re.compile(PLAIN_WORD, re.ASCII)
@@ -100,7 +105,7 @@ def _prose(line: str) -> bool:
 
 
 def _failure(line: str) -> bool:
-    return bool(_FAILURE.search(_NEGATED.sub(" ", line))) and not _NORMAL.search(line)
+    return bool(_FAILURE.search(_IDENTIFIER.sub(" ", _NEGATED.sub(" ", line)))) and not _NORMAL.search(line)
 
 
 def _person(line: str) -> bool:
@@ -144,7 +149,8 @@ JS_SPEC = {
     "sample_name": SAMPLE_NAME,
     "first_line_cap": FIRST_LINE_CAP,
     "trouble": {"failure": FAILURE_PATTERN, "person": PERSON_PATTERN, "logger_info": LOGGER_INFO,
-                "normal": NORMAL_PATTERN, "negated": NEGATED_PATTERN, "addressed": ADDRESSED_PATTERN,
+                "normal": NORMAL_PATTERN, "negated": NEGATED_PATTERN,
+                "identifier": IDENTIFIER_PATTERN, "addressed": ADDRESSED_PATTERN,
                 "logger_any": LOGGER_ANY, "plain_word": PLAIN_WORD, "punct": PROSE_PUNCT,
                 "min_words": PROSE_MIN_WORDS, "share": PROSE_SHARE},
 }

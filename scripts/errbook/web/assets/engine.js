@@ -617,14 +617,18 @@
     if (!t.rx) {
       const set = "[" + t.punct.replace(/[\\\]^-]/g, "\\$&") + "]+";      // Python's str.strip(PROSE_PUNCT)
       t.rx = { failure: new RegExp(t.failure, "i"), person: new RegExp(t.person, "i"), info: new RegExp(t.logger_info),
-               normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"), addressed: new RegExp(t.addressed, "i"),
+               normal: new RegExp(t.normal), negated: new RegExp(t.negated, "gi"), identifier: new RegExp(t.identifier, "g"),
+               addressed: new RegExp(t.addressed, "i"),
                any: new RegExp(t.logger_any), word: new RegExp(t.plain_word), edge: new RegExp("^" + set + "|" + set + "$", "g") };
     }
     return t;
   }
 
-  // retrieval._failure: a zero count of failures is not a failure, and known normal output reports nothing
-  function isFailure(t, ln) { return t.rx.failure.test(ln.replace(t.rx.negated, " ")) && !t.rx.normal.test(ln); }
+  // retrieval._failure: a zero count of failures is not a failure, nor a snake_case name, and known normal output
+  // reports nothing
+  function isFailure(t, ln) {
+    return t.rx.failure.test(ln.replace(t.rx.negated, " ").replace(t.rx.identifier, " ")) && !t.rx.normal.test(ln);
+  }
 
   // retrieval._person: a person wrote it, not a tool addressing its reader (a y/n prompt, "if you have ...")
   function isPerson(t, ln) { return t.rx.person.test(ln) && !t.rx.addressed.test(ln); }
@@ -639,6 +643,17 @@
       return words.filter((w) => t.rx.word.test(w.replace(t.rx.edge, ""))).length / words.length >= t.share;
     };
     return lines.some((ln) => (!t.rx.info.test(ln) && (isFailure(t, ln) || isPerson(t, ln))) || prose(ln));
+  }
+
+  // ranking.beyond_observations: the query lines no observation of this log accounts for (a line an observation
+  // signature, or a cosmetic entry's, matched shows a condition, not trouble)
+  function beyondObservations(eng, res, lines) {
+    const ids = new Set(res.filter((r) => r.level === "observation").map((r) => r.id));
+    if (!ids.size) return lines;
+    const rx = eng.sigs.map((s, i) => [s, eng.sigRe[i]])
+      .filter(([s]) => ids.has(s.entry) && s.steps.length === 1 && (s.observation || eng.cosmetic.has(s.entry)))
+      .map(([, re]) => re);
+    return lines.filter((ln) => !rx.some((re) => re.test(ln)));
   }
 
   // retrieval.first_failure_line: the first query line that reports a failure (not a logger's INFO line), capped
@@ -709,7 +724,7 @@
     if (res.some((r) => r.standing === 0)) return res;            // a diagnosis (or a message's likely cause): the answer
     // no diagnosis (observations are worth knowing, not an answer): the second stage may still answer
     const lines = scan.notes[eng.retrieval.sample_name] || [];
-    if (!eng.index || !reportsTrouble(eng, lines)) return res;
+    if (!eng.index || !reportsTrouble(eng, beyondObservations(eng, res, lines))) return res;
     const [ranked, qnorm, distinct] = scores(eng, tokens(eng, lines.join("\n")));
     const adjusted = [];
     for (const [s0, i] of ranked) {
