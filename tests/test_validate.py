@@ -115,6 +115,14 @@ def test_missing_runbook_and_dangling_related(mini_root):
             "runbook file runbooks/compile/RMN-0077.ipynb does not exist") in got
 
 
+def test_a_publication_or_change_time_in_the_future_is_a_finding(mini_root):
+    text = BASE.replace('modified: "2026-12-07T04:04:28Z"', 'modified: "2999-01-01T00:00:00Z"')
+    f = run(mini_root, text)
+    assert [(x.field, x.line) for x in f if "in the future" in x.message] == [
+        ("modified", line_of(text, 'modified: "2999-01-01'))]
+    assert not [x for x in run(mini_root, BASE) if "in the future" in x.message]
+
+
 def test_reference_must_be_primary_and_https(mini_root):
     text = BASE.replace("    kind: docs", "    kind: article").replace("    kind: issue", "    kind: article")
     text = text.replace("url: https://rocm.docs.amd.com/projects/HIPIFY/en/latest/", "url: javascript:alert(1)")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from errbook.kb import drafts, facets, listdups, msgvalidate, regexsubset, sigexamples, variants, versions
@@ -138,6 +139,10 @@ def _primary(ref) -> bool:
 
 def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Finding]:
     out = duplicate_id_findings(all_entries)
+    # published/modified are UTC timestamps ("2026-12-07T04:04:28Z"), compared as text; an hour of grace for a
+    # clock a little ahead. A future time would keep an entry "newest" and hide later changes.
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    latest = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     ids = {str_or_none(e.get("id")) for e in all_entries} - {None}
     for e in all_entries:
         stem = e.path.stem
@@ -166,6 +171,11 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
         mod, pub = e.get("modified"), e.get("published")
         if isinstance(mod, str) and isinstance(pub, str) and mod < pub:
             out.append(Finding(e.rel, e.line_of(("modified",)), "modified", "modified is earlier than published"))
+        for key in ("published", "modified"):
+            when = e.get(key)
+            if isinstance(when, str) and when > latest:
+                out.append(Finding(e.rel, e.line_of((key,)), key,
+                                   f"{key} {when} is in the future (now {now}): use the time of the change"))
     return out
 
 
