@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -102,9 +103,18 @@ def test_a_stop_signal_just_after_the_spill_folder_is_made_or_while_it_is_remove
     module = parallel.tempfile if window == "mkdtemp" else parallel.shutil
     real = getattr(module, window)
 
+    # The signal comes from a thread started before the step, as the kernel may deliver a process signal to any
+    # thread whose mask lets it in (the first fix blocked it in the main thread only; under pytest-xdist a worker's
+    # own thread took it, and Python ran the handler inside rmtree).
+    go = threading.Event()
+    killer = threading.Thread(target=lambda: go.wait(10) and os.kill(os.getpid(), signal.SIGINT))
+    killer.start()
+
     def signalled(*a, **kw):
         out = real(*a, **kw) if window == "mkdtemp" else None
-        os.kill(os.getpid(), signal.SIGINT)    # lands here unless the step holds it
+        go.set()                               # lands here unless the step holds it
+        killer.join()
+        time.sleep(0.01)
         return out if window == "mkdtemp" else real(*a, **kw)
     monkeypatch.setattr(module, window, signalled)
     ran = []

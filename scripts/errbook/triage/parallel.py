@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from typing import cast
@@ -93,9 +94,9 @@ _STOP = {signal.SIGINT, signal.SIGTERM}
 
 
 def _worker(m: matcher_mod.Matcher, path: str, start: int, end: int, spill: str, source: str, conn) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent decides what Ctrl-C does
+    # replaces the parent's noting handler (_stops_held, around the fork): the parent decides what Ctrl-C does
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)   # blocked by the parent around the fork
     budget = max(1 << 16, (end - start) // SPILL_FRACTION)
     try:
         with open(spill, "wb", buffering=1 << 20) as out:
@@ -146,12 +147,21 @@ def _describe_exit(code: int | None) -> str:
 
 @contextlib.contextmanager
 def _stops_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait (pending) until the block ends; they are raised when it unblocks them."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP)
+    """Ctrl-C and SIGTERM wait until the block ends, then reach the handler that was in place. A handler that
+    notes them, not a signal mask: the kernel may deliver a process signal to any thread (a test runner's, a
+    library's), and Python then runs the handler in the main thread at once, mask or not."""
+    if threading.current_thread() is not threading.main_thread():
+        yield                                     # only the main thread may set handlers (and receives them)
+        return
+    caught: list[int] = []
+    previous = {s: signal.signal(s, lambda n, _f: caught.append(n)) for s in _STOP}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP)
+        for s, h in previous.items():
+            signal.signal(s, h)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 @contextlib.contextmanager
@@ -179,8 +189,8 @@ def scan_file(m: matcher_mod.Matcher, path: str, scan: matcher_mod.Scan, workers
     procs, results = [], {}
     with _spill_folder() as tmp:
         try:
-            # Ctrl-C and SIGTERM wait until every worker has its own handlers: a signal landing in a child
-            # still inside fork() would print a traceback from interpreter internals.
+            # Ctrl-C and SIGTERM wait until every worker is started: a KeyboardInterrupt raised in a child still
+            # inside fork() would print a traceback from interpreter internals.
             with _stops_held():
                 for k, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
                     rd, wr = ctx.Pipe(duplex=False)
