@@ -141,8 +141,8 @@ def _cross_findings(all_entries: list[entries_mod.Entry], root: Path) -> list[Fi
     out = duplicate_id_findings(all_entries)
     # published/modified are UTC timestamps ("2026-12-07T04:04:28Z"), compared as text; an hour of grace for a
     # clock a little ahead. A future time would keep an entry "newest" and hide later changes.
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    latest = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    clock = datetime.now(timezone.utc)
+    now, latest = (t.strftime("%Y-%m-%dT%H:%M:%SZ") for t in (clock, clock + timedelta(hours=1)))
     ids = {str_or_none(e.get("id")) for e in all_entries} - {None}
     for e in all_entries:
         stem = e.path.stem
