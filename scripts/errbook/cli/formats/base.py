@@ -181,7 +181,12 @@ def plain_message(result: dict, ctx: Context) -> str:
     if result.get("message_page") or result.get("generic"):    # likely: a line several causes print, none says which
         lead = f"Likely ({result.get('note', 'this message has several known causes')}): "
     return (f"{lead}{cap(result.get('summary', ''), TEXT_CAP)}\nFirst fix: {cap(result.get('first_fix', ''), TEXT_CAP)}"
-            f"\nEntry: {entry_url(ctx, result['id'])}")
+            f"\n{entry_line(ctx, result['id'])}")
+
+
+def entry_line(ctx: Context, eid: str) -> str:
+    """The line that ends plain_message: the entry's page."""
+    return f"Entry: {entry_url(ctx, eid)}"
 
 
 def explained_lines(results: list[dict]) -> set[tuple[str, int]]:

@@ -21,7 +21,7 @@ def issue(r: dict, ctx: base.Context) -> dict:
     pos = at.get("source")
     path, line = (pos["path"], pos["line"]) if pos else (at["log"], at["line"] or 1)
     body = base.plain_message(r, ctx)
-    link = f"Entry: {base.entry_url(ctx, r['id'])}"
+    link = base.entry_line(ctx, r["id"])
     # the cut falls on the cause and fix, never on the page link that ends the description
     text = base.cap(f"{base.headline(r)}: {body.removesuffix(link)}", DESCRIPTION_CAP - len(link) - 1)
     return {
