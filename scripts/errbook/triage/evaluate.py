@@ -16,7 +16,9 @@ other than the test split's are in the index as examples of their entries, as th
 """
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 from errbook.common import paths
@@ -137,20 +139,19 @@ class Evaluator:
         self.docs = corpus.add_labelled(retrieval.entry_docs(self.active), train)
         self.benign_docs = {c["name"]: retrieval.benign_doc(c["path"].read_text(encoding="utf-8", errors="replace"))
                             for c in self.benign if c["split"] == "dev"}
-        self._indexes: dict = {}
 
     def index_for(self, thread: str = "", without_benign: str = "") -> retrieval.Index:
-        key = (thread, without_benign)
-        if key not in self._indexes:
-            ben = {k: v for k, v in self.benign_docs.items() if k != without_benign}
-            self._indexes[key] = retrieval.build(self.docs, ben, frozenset([thread]) if thread else frozenset())
-        return self._indexes[key]
+        """The second stage's index without this thread's documents and this benign log. Built on each call, not
+        kept: an index is about 14 MB, and one per labelled thread and benign log held at once took 13 GB."""
+        ben = {k: v for k, v in self.benign_docs.items() if k != without_benign}
+        return retrieval.build(self.docs, ben, frozenset([thread]) if thread else frozenset())
 
-    def _prepared(self, c: dict, index: retrieval.Index) -> ranking.Prepared:
-        """The thresholds-independent part of triage for one log (cached: calibration re-decides only)."""
+    def _prepared(self, c: dict, index: Callable[[], retrieval.Index]) -> ranking.Prepared:
+        """The thresholds-independent part of triage for one log (cached: calibration re-decides only, and needs
+        no index again). index: builds the log's index, called only when the log is not prepared yet."""
         if "_prep" not in c:
             text = c["path"].read_text(encoding="utf-8", errors="replace")
-            know = ranking.Knowledge(self.active, index=index, cal={}, pages=self.pages)
+            know = ranking.Knowledge(self.active, index=index(), cal={}, pages=self.pages)
             c["_prep"] = ranking.prepare_text(self.m, know, text)
         return c["_prep"]
 
@@ -171,7 +172,7 @@ class Evaluator:
         rows = []
         for c in self.labelled:
             thread, group = self.group_of(c)
-            res = ranking.decide(self._prepared(c, self.index_for(thread)), know, cal)
+            res = ranking.decide(self._prepared(c, functools.partial(self.index_for, thread)), know, cal)
             got = [r["id"] for r in res]
             exp = str(c.get("expect", "none"))
             rows.append({"name": c["name"], "expect": exp, "got": got[:3],
@@ -188,7 +189,8 @@ class Evaluator:
                 progress(c["name"])
         fps, observed = [], []
         for c in self.benign:
-            res = ranking.decide(self._prepared(c, self.index_for(without_benign=c["name"])), know, cal)
+            index = functools.partial(self.index_for, without_benign=c["name"])
+            res = ranking.decide(self._prepared(c, index), know, cal)
             row = {"name": c["name"], "split": c["split"], "got": [r["id"] for r in res[:3]],
                    "confidence": res[0]["confidence"] if res else "none", "level": res[0]["level"] if res else "none"}
             if ranking.answered(res):
@@ -229,11 +231,6 @@ class Evaluator:
         }
         return out
 
-    def _index_once(self, thread: str) -> retrieval.Index:
-        """index_for(thread) when run() built it, else a fresh one that is not kept (one index per thread held at
-        once would take gigabytes)."""
-        return self._indexes.get((thread, "")) or retrieval.build(self.docs, self.benign_docs, frozenset([thread]))
-
     def finder(self) -> dict:
         """The guided finder simulated on the symptom-only logs (triage/findereval.py), each scored with the index
         run() scores it with (leave-one-thread-out); {} when the knowledge base has no facets vocabulary."""
@@ -241,7 +238,7 @@ class Evaluator:
         if vocab is None:
             return {}
         logs, none = findereval.symptom_logs(self.labelled, self.group_of, vocab)
-        out = findereval.run(logs, finder.from_entries(self.active, vocab), vocab, self._index_once)
+        out = findereval.run(logs, finder.from_entries(self.active, vocab), vocab, self.index_for)
         out["none_logs"] = none
         return out
 
