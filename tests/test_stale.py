@@ -140,6 +140,9 @@ STILL_DUE = {
     # written 2026-12-07 with ranges checked at the newest release their authors could read: RMN-0380's pytorch
     # range at 2.11.0 (the ROCm wheels' metadata of 2.12 to 2.15 not read), RMN-0382's miopen range at 3.3.0
     "RMN-0380", "RMN-0382",
+    # RMN-0433's therock range at 7.14 (2026-12-08): the launcher's stale python.exe path was read up to tag 7.14 and
+    # on the release/therock-10.0 branch, not in the 10.0 or 10.1 wheels
+    "RMN-0433",
     # RMN-0389's lammps range at 2024.2.7: FFT_KOKKOS's KISS default and HIP warning were read there and in a
     # later KOKKOS.cmake whose release is not known; the 22Jul2025 stable's was not read
     "RMN-0389",
